@@ -1,0 +1,56 @@
+/*
+ * cli.c - helpers shared by the subcommands (see cli.h).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "core/units.h"
+#include "topo/topo.h"
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("coarse-plan: error: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'coarse-plan %s --help'.\n", cmd ? cmd : "");
+    return CP_EINPUT;
+}
+
+int cli_report(int rc, const cp_err *e)
+{
+    if (rc != CP_OK) {
+        fflush(stdout);
+        cp_err_print(e, stderr);
+    }
+    return rc;
+}
+
+int cli_parse_hosts(const char *cmd, const char *arg, int *out)
+{
+    long n;
+    if (cp_parse_long(arg, 1, CP_MAX_HOSTS, &n))
+        return cli_usage(cmd, "--hosts: expected a whole number from 1 to %d, got '%s'",
+                         CP_MAX_HOSTS, arg);
+    *out = (int)n;
+    return CP_OK;
+}
+
+int cli_dump_json(json_t *v, FILE *f)
+{
+    int rc;
+    if (!v)
+        return -1;
+    rc = json_dumpf(v, f, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+    json_decref(v);
+    if (rc == 0 && fputc('\n', f) == EOF)
+        rc = -1;
+    return rc;
+}
+
+json_t *cli_real(double x, int decimals)
+{
+    return json_real(cp_round(x, decimals));
+}

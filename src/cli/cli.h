@@ -1,0 +1,37 @@
+/*
+ * cli.h - the subcommands and the few helpers they share.
+ *
+ * The CLI layer is the only place that prints results or errors and decides
+ * exit codes (0 success, 1 internal failure, 2 bad input or usage).  Each
+ * subcommand lives in its own cmd_<name>.c: it parses options, calls the
+ * pipeline, and prints.  Output goes to stdout only on success, so a failed
+ * command never leaves anything a pipeline could mistake for a result.
+ */
+#ifndef CP_CLI_H
+#define CP_CLI_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "core/err.h"
+
+int cmd_check(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+/* Print "coarse-plan: error: <msg>" and a hint to stderr; returns 2. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Print e when rc is not CP_OK; returns rc (the exit code). */
+int cli_report(int rc, const cp_err *e);
+
+/* Parse --hosts N (1 .. CP_MAX_HOSTS); 0 or a usage error (2). */
+int cli_parse_hosts(const char *cmd, const char *arg, int *out);
+
+/* Write `v` as indented JSON with a final newline to `f` and release it
+ * (steals the reference).  0, or -1 when out of memory or writing failed. */
+int cli_dump_json(json_t *v, FILE *f);
+
+/* A JSON real rounded to `decimals` places (new reference). */
+json_t *cli_real(double x, int decimals);
+
+#endif

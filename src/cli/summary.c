@@ -1,0 +1,170 @@
+/*
+ * summary.c - human and JSON summaries of models and topologies
+ * (see summary.h).
+ */
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "cli/summary.h"
+#include "core/units.h"
+#include "paths/paths.h"
+
+void cli_summary_model(const cp_model *m, FILE *f)
+{
+    char p[32], b[32];
+    fprintf(f, "model %s: %d tensors, %s parameters, %s of %s gradients\n", m->name,
+            m->ntensors, cp_fmt_count(m->params, p, sizeof p),
+            cp_fmt_bytes((double)cp_model_grad_bytes(m), b, sizeof b), cp_dtype_name(m->dtype));
+}
+
+void cli_summary_topo(const cp_topo *t, FILE *f)
+{
+    fprintf(f, "topology %s: %d host%s, %d GPUs, %d NICs, %d memory devices, %d links\n",
+            t->name, t->nhosts, t->nhosts == 1 ? "" : "s", t->ngpus, cp_topo_count(t, CP_NIC),
+            cp_topo_count(t, CP_MEMDEV), t->nlinks);
+}
+
+json_t *cli_model_json(const cp_model *m)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "kind", json_string("model"));
+    json_object_set_new(o, "name", json_string(m->name));
+    json_object_set_new(o, "dtype", json_string(cp_dtype_name(m->dtype)));
+    json_object_set_new(o, "tensors", json_integer(m->ntensors));
+    json_object_set_new(o, "layers", json_integer(m->nlayers));
+    json_object_set_new(o, "params", json_integer(m->params));
+    json_object_set_new(o, "grad_bytes", json_integer(cp_model_grad_bytes(m)));
+    return o;
+}
+
+json_t *cli_topo_json(const cp_topo *t)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "kind", json_string("topology"));
+    json_object_set_new(o, "name", json_string(t->name));
+    json_object_set_new(o, "hosts", json_integer(t->nhosts));
+    json_object_set_new(o, "gpus", json_integer(t->ngpus));
+    json_object_set_new(o, "nics", json_integer(cp_topo_count(t, CP_NIC)));
+    json_object_set_new(o, "memdevs", json_integer(cp_topo_count(t, CP_MEMDEV)));
+    json_object_set_new(o, "nodes", json_integer(t->nnodes));
+    json_object_set_new(o, "links", json_integer(t->nlinks));
+    return o;
+}
+
+/* Tensor counts by gradient size: the latency-bound ones matter. */
+static void model_histogram(const cp_model *m, FILE *f)
+{
+    static const double edge[] = {64e3, 1e6, 16e6};
+    static const char *const label[] = {"< 64 KB", "64 KB - 1 MB", "1 MB - 16 MB", ">= 16 MB"};
+    int count[4] = {0, 0, 0, 0}, i, k;
+    double bytes[4] = {0, 0, 0, 0};
+    char b[32];
+    for (i = 0; i < m->ntensors; i++) {
+        double sz = (double)m->tensors[i].numel * cp_dtype_bytes(m->dtype);
+        for (k = 0; k < 3 && sz >= edge[k]; k++)
+            ;
+        count[k]++;
+        bytes[k] += sz;
+    }
+    fprintf(f, "gradient sizes:\n");
+    for (k = 0; k < 4; k++)
+        fprintf(f, "  %-13s %6d tensors  %10s\n", label[k], count[k],
+                cp_fmt_bytes(bytes[k], b, sizeof b));
+}
+
+void cli_info_model(const cp_model *m, FILE *f)
+{
+    int i, big = 0;
+    char c[32], b[32];
+    cli_summary_model(m, f);
+    fprintf(f, "layers: %d\n", m->nlayers);
+    for (i = 1; i < m->ntensors; i++)
+        if (m->tensors[i].numel > m->tensors[big].numel)
+            big = i;
+    fprintf(f, "largest tensor: %s, %s parameters (%s)\n", m->tensors[big].name,
+            cp_fmt_count(m->tensors[big].numel, c, sizeof c),
+            cp_fmt_bytes((double)m->tensors[big].numel * cp_dtype_bytes(m->dtype), b, sizeof b));
+    model_histogram(m, f);
+    if (m->nlayers > 0 && m->layers[0].fwd_ms >= 0)
+        fprintf(f, "compute: per-layer forward/backward times given\n");
+    else if (m->iteration_ms > 0)
+        fprintf(f, "compute: %.1f ms per iteration on one GPU, split over layers by %s\n",
+                m->iteration_ms, m->split == CP_SPLIT_FLOPS ? "FLOPs" : "parameters");
+    else
+        fprintf(f, "compute: not given (use --compute-ms with predict)\n");
+}
+
+/* Link counts and bandwidth range per kind. */
+static void topo_link_kinds(const cp_topo *t, FILE *f)
+{
+    int k, i;
+    for (k = 0; k < CP_LINK_KINDS; k++) {
+        int n = 0;
+        double lo = 0, hi = 0;
+        for (i = 0; i < t->nlinks; i++) {
+            const cp_link *l = &t->links[i];
+            double a = l->gbs[0] < l->gbs[1] ? l->gbs[0] : l->gbs[1];
+            double z = l->gbs[0] > l->gbs[1] ? l->gbs[0] : l->gbs[1];
+            if (l->kind != (cp_link_kind)k)
+                continue;
+            if (n == 0 || a < lo)
+                lo = a;
+            if (n == 0 || z > hi)
+                hi = z;
+            n++;
+        }
+        if (n == 0)
+            continue;
+        if (lo == hi)
+            fprintf(f, "  %-7s %5d links, %g GB/s per direction\n",
+                    cp_link_kind_name((cp_link_kind)k), n, lo);
+        else
+            fprintf(f, "  %-7s %5d links, %g to %g GB/s per direction\n",
+                    cp_link_kind_name((cp_link_kind)k), n, lo, hi);
+    }
+}
+
+/* For each GPU, the peer whose best route is narrowest, and the link that
+ * makes it so. */
+static int topo_bottlenecks(const cp_topo *t, FILE *f, cp_err *e)
+{
+    int gi, hi;
+    if (t->ngpus < 2)
+        return CP_OK;
+    fprintf(f, "slowest link on each GPU's best route to the others:\n");
+    for (gi = 0; gi < t->ngpus; gi++) {
+        cp_reach r;
+        int g = t->gpus[gi], worst = -1, arc, rc = cp_reach_from(t, g, &r, e);
+        if (rc)
+            return rc;
+        for (hi = 0; hi < t->ngpus; hi++) {
+            int h = t->gpus[hi];
+            if (h != g && (worst < 0 || r.bott[h] < r.bott[worst]))
+                worst = h;
+        }
+        arc = cp_reach_bottleneck_arc(t, &r, worst);
+        if (arc >= 0)
+            fprintf(f, "  %-10s to %-10s %7.2f GB/s  %s %s -> %s  (%d hops, %.2f us)\n",
+                    t->nodes[g].id, t->nodes[worst].id, r.bott[worst],
+                    cp_link_kind_name(t->links[arc >> 1].kind),
+                    t->nodes[cp_arc_tail(t, arc)].id, t->nodes[cp_arc_head(t, arc)].id,
+                    r.hops[worst], r.lat_us[worst]);
+        cp_reach_free(&r);
+    }
+    return CP_OK;
+}
+
+int cli_info_topo(const cp_topo *t, FILE *f, cp_err *e)
+{
+    int i;
+    cli_summary_topo(t, f);
+    fprintf(f, "links:\n");
+    topo_link_kinds(t, f);
+    for (i = 0; i < t->nnodes; i++) {
+        const cp_node *n = &t->nodes[i];
+        if (n->kind == CP_MEMDEV || (n->kind != CP_GPU && n->reduce_gbs > 0))
+            fprintf(f, "reducer %s (%s): %g GB/s%s\n", n->id, cp_node_kind_name(n->kind),
+                    n->reduce_gbs, n->reduce_gbs > 0 ? "" : " (cannot reduce)");
+    }
+    return topo_bottlenecks(t, f, e);
+}

@@ -1,0 +1,28 @@
+/*
+ * summary.h - one-line and multi-line human summaries of models and
+ * topologies, shared by `check` and `info`.
+ */
+#ifndef CP_SUMMARY_H
+#define CP_SUMMARY_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "model/model.h"
+#include "topo/topo.h"
+
+/* "model NAME: T tensors, P parameters, B of DTYPE gradients\n" */
+void cli_summary_model(const cp_model *m, FILE *f);
+
+/* "topology NAME: H hosts, G GPUs, N NICs, M memory devices, L links\n" */
+void cli_summary_topo(const cp_topo *t, FILE *f);
+
+/* The `info --json` objects (new references). */
+json_t *cli_model_json(const cp_model *m);
+json_t *cli_topo_json(const cp_topo *t);
+
+/* The readable `info` reports. */
+void cli_info_model(const cp_model *m, FILE *f);
+int cli_info_topo(const cp_topo *t, FILE *f, cp_err *e);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * err.c - filling and printing the error record (see err.h).
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "core/err.h"
+
+void cp_err_clear(cp_err *e)
+{
+    memset(e, 0, sizeof *e);
+}
+
+/* snprintf into a fixed field; truncation is acceptable for messages. */
+static void copy_field(char *dst, size_t cap, const char *src)
+{
+    if (!src)
+        src = "";
+    snprintf(dst, cap, "%s", src);
+}
+
+int cp_vfail_at(cp_err *e, int status, const char *file, int line, int col,
+                const char *where, const char *fmt, va_list ap)
+{
+    if (!e)
+        return status;
+    cp_err_clear(e);
+    e->status = status;
+    copy_field(e->file, sizeof e->file, file);
+    e->line = line;
+    e->col = col;
+    copy_field(e->where, sizeof e->where, where);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    return status;
+}
+
+int cp_fail_at(cp_err *e, int status, const char *file, int line, int col,
+               const char *where, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cp_vfail_at(e, status, file, line, col, where, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int cp_fail(cp_err *e, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cp_vfail_at(e, status, NULL, 0, 0, NULL, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* The source line with tabs kept (so the caret lines up) and a caret under
+ * column `col`.  Column counts bytes, as jansson's do. */
+static void print_caret(const cp_err *e, FILE *out)
+{
+    int i;
+    if (!e->src_line[0] || e->col <= 0)
+        return;
+    fprintf(out, "  %s\n  ", e->src_line);
+    for (i = 1; i < e->col && e->src_line[i - 1]; i++)
+        fputc(e->src_line[i - 1] == '\t' ? '\t' : ' ', out);
+    fputs("^\n", out);
+}
+
+void cp_err_print(const cp_err *e, FILE *out)
+{
+    const char *kind = e->status == CP_EINTERNAL ? "internal error" : "error";
+    if (e->file[0] && e->line > 0)
+        fprintf(out, "%s:%d:%d: %s: ", e->file, e->line, e->col > 0 ? e->col : 1, kind);
+    else if (e->file[0])
+        fprintf(out, "%s: %s: ", e->file, kind);
+    else
+        fprintf(out, "coarse-plan: %s: ", kind);
+    if (e->where[0])
+        fprintf(out, "%s: ", e->where);
+    fprintf(out, "%s\n", e->msg[0] ? e->msg : "unknown error");
+    print_caret(e, out);
+}

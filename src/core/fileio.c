@@ -1,0 +1,172 @@
+/*
+ * fileio.c - whole-file reads with a size cap, atomic writes (see fileio.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/fileio.h"
+
+int cp_read_file(const char *path, char **text, size_t *len, cp_err *e)
+{
+    FILE *f;
+    struct stat st;
+    char *buf;
+    size_t n;
+
+    *text = NULL;
+    *len = 0;
+    f = fopen(path, "rb");
+    if (!f)
+        return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL, "not a regular file");
+    }
+    if ((unsigned long long)st.st_size > CP_MAX_INPUT_BYTES) {
+        fclose(f);
+        return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL,
+                          "file is %lld bytes; the limit is %zu (256 MiB)",
+                          (long long)st.st_size, CP_MAX_INPUT_BYTES);
+    }
+    buf = malloc((size_t)st.st_size + 1);
+    if (!buf) {
+        fclose(f);
+        return cp_fail_at(e, CP_EINTERNAL, path, 0, 0, NULL, "out of memory");
+    }
+    n = fread(buf, 1, (size_t)st.st_size, f);
+    if (ferror(f)) {
+        free(buf);
+        fclose(f);
+        return cp_fail_at(e, CP_EINTERNAL, path, 0, 0, NULL, "read failed");
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return CP_OK;
+}
+
+/* Directory part of `path` ("." when none), as a new string. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n;
+    char *d;
+    if (!slash)
+        return strdup(".");
+    n = (size_t)(slash - path);
+    if (n == 0)
+        n = 1; /* "/file" lives in "/" */
+    d = malloc(n + 1);
+    if (d) {
+        memcpy(d, path, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+int cp_out_open(cp_outfile *o, const char *path, cp_err *e)
+{
+    char *dir;
+    int fd;
+    size_t cap;
+
+    memset(o, 0, sizeof *o);
+    if (strcmp(path, "-") == 0) {
+        o->f = stdout;
+        return CP_OK;
+    }
+    dir = dir_of(path);
+    if (!dir)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    cap = strlen(dir) + 32;
+    o->tmp_path = malloc(cap);
+    o->path = strdup(path);
+    if (!o->tmp_path || !o->path) {
+        free(dir);
+        cp_out_abort(o);
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
+    snprintf(o->tmp_path, cap, "%s/.coarse-plan.XXXXXX", dir);
+    free(dir);
+    fd = mkstemp(o->tmp_path);
+    if (fd < 0) {
+        int err = errno;
+        free(o->tmp_path);
+        o->tmp_path = NULL;
+        cp_out_abort(o);
+        return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL, "cannot create output: %s",
+                          strerror(err));
+    }
+    (void)fchmod(fd, 0644);
+    o->f = fdopen(fd, "w");
+    if (!o->f) {
+        close(fd);
+        cp_out_abort(o);
+        return cp_fail_at(e, CP_EINTERNAL, path, 0, 0, NULL, "fdopen failed");
+    }
+    return CP_OK;
+}
+
+int cp_out_commit(cp_outfile *o, cp_err *e)
+{
+    int bad;
+    if (o->f == stdout) {
+        bad = fflush(stdout) != 0 || ferror(stdout);
+        o->f = NULL;
+        return bad ? cp_fail(e, CP_EINTERNAL, "writing to standard output failed") : CP_OK;
+    }
+    bad = fflush(o->f) != 0 || ferror(o->f);
+    if (fclose(o->f) != 0)
+        bad = 1;
+    o->f = NULL;
+    if (bad || rename(o->tmp_path, o->path) != 0) {
+        int err = errno;
+        char path[256];
+        snprintf(path, sizeof path, "%s", o->path);
+        cp_out_abort(o);
+        return cp_fail_at(e, CP_EINTERNAL, path, 0, 0, NULL, "writing output failed: %s",
+                          strerror(err));
+    }
+    free(o->tmp_path);
+    free(o->path);
+    memset(o, 0, sizeof *o);
+    return CP_OK;
+}
+
+void cp_out_abort(cp_outfile *o)
+{
+    if (o->f && o->f != stdout)
+        fclose(o->f);
+    if (o->tmp_path)
+        unlink(o->tmp_path);
+    free(o->tmp_path);
+    free(o->path);
+    memset(o, 0, sizeof *o);
+}
+
+int cp_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
+        return 0;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+unsigned long long cp_hash64(const void *buf, size_t len)
+{
+    const unsigned char *p = buf;
+    unsigned long long h = 1469598103934665603ULL; /* FNV-1a offset basis */
+    size_t i;
+    for (i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL; /* FNV-1a 64-bit prime */
+    }
+    return h;
+}

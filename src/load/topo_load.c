@@ -1,0 +1,349 @@
+/*
+ * topo_load.c - reading and validating topology JSON (schema: docs/formats.md).
+ *
+ * Checks, each with the line and column of the offending value: unknown
+ * keys and kinds, duplicate node ids, links whose endpoint does not exist or
+ * that join a node to itself, bandwidths and latencies that are not positive
+ * finite numbers of sane size, capabilities on kinds that cannot have them,
+ * and GPUs that cannot reach the others.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/strmap.h"
+#include "load/load.h"
+
+/* Longest node id, in bytes; ids are printed in tables. */
+#define ID_MAX_BYTES 128
+
+/* Sanity bounds: no bus or network link runs at 100 TB/s per direction, and
+ * no hop takes a second.  Larger values are typos (units) and are refused. */
+#define MAX_GBS 1e5
+#define MAX_LAT_US 1e6
+
+static const char *const top_keys[] = {"name", "nodes", "links", "calibration", NULL};
+static const char *const node_keys[] = {"id", "kind", "host", "model", "reduce_gbs",
+                                        "mem_gbs", "capacity_gb", "net_gbs",
+                                        "net_latency_us", NULL};
+static const char *const link_keys[] = {"a", "b", "kind", "gbs", "gbs_ba", "latency_us", NULL};
+static const char *const node_kind_names[] = {"gpu", "cpu", "pcie_switch", "nvswitch", "nic",
+                                              "net_switch", "memdev", NULL};
+static const char *const link_kind_names[] = {"nvlink", "pcie", "cxl", "socket", "upi", "qpi",
+                                              "net", NULL};
+static const int link_kind_ids[] = {CP_NVLINK, CP_PCIE, CP_CXL, CP_SOCKET, CP_SOCKET, CP_SOCKET,
+                                    CP_NET};
+static const char *const calib_keys[] = {"launch_us", "nvlink", "pcie", "cxl", "socket", "net",
+                                         NULL};
+static const char *const calib_kind_keys[] = {"bw_eff", "step_us", NULL};
+
+/* A number that must be positive and at most `max`. */
+static int get_bounded(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
+                       const char *key, unsigned flags, double max, const char *expect,
+                       double *out)
+{
+    int rc = cp_jget_num(d, e, obj, where, key, flags | CP_POS, expect, out);
+    if (rc == CP_OK && *out > max)
+        return cp_jdoc_fail(d, e, obj, key, where, "expected %s, got %g (over the sanity "
+                            "limit %g: check the units)", expect, *out, max);
+    return rc;
+}
+
+/* Fields that only some kinds of node may carry. */
+static int check_node_caps(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
+                           const cp_node *n)
+{
+    int can_reduce = n->kind == CP_GPU || n->kind == CP_CPU || n->kind == CP_NVSWITCH ||
+                     n->kind == CP_NET_SWITCH || n->kind == CP_MEMDEV;
+    if (n->reduce_gbs > 0 && !can_reduce)
+        return cp_jdoc_fail(d, e, obj, "reduce_gbs", where,
+                            "a %s cannot reduce (reduce_gbs is for gpu, cpu, nvswitch, "
+                            "net_switch and memdev nodes)", cp_node_kind_name(n->kind));
+    if (n->kind != CP_NIC && json_object_get(obj, "net_gbs"))
+        return cp_jdoc_fail(d, e, obj, "net_gbs", where, "net_gbs is for nic nodes only");
+    if (n->kind != CP_NIC && json_object_get(obj, "net_latency_us"))
+        return cp_jdoc_fail(d, e, obj, "net_latency_us", where,
+                            "net_latency_us is for nic nodes only");
+    return CP_OK;
+}
+
+static int read_node(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
+                     cp_topo *t)
+{
+    const char *id = NULL, *model = NULL;
+    int kind = 0, k, rc;
+    int64_t host = 0;
+    cp_node *n;
+
+    if (!json_is_object(obj))
+        return cp_jdoc_fail(d, e, obj, NULL, where, "expected a node object");
+    if ((rc = cp_jdoc_check_keys(d, e, obj, where, node_keys)) ||
+        (rc = cp_jget_str(d, e, obj, where, "id", CP_REQ, ID_MAX_BYTES, &id)) ||
+        (rc = cp_jget_enum(d, e, obj, where, "kind", CP_REQ, node_kind_names, NULL, &kind)) ||
+        (rc = cp_jget_int(d, e, obj, where, "host", 0, 0, CP_MAX_HOSTS - 1, &host)) ||
+        (rc = cp_jget_str(d, e, obj, where, "model", 0, ID_MAX_BYTES, &model)))
+        return rc;
+    k = cp_topo_add_node(t, id, (cp_node_kind)kind, (int)host);
+    if (k < 0)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    n = &t->nodes[k];
+    if (model && !(n->model = strdup(model)))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    if ((rc = get_bounded(d, e, obj, where, "reduce_gbs", 0, MAX_GBS,
+                          "a positive number (GB/s of input it can sum)", &n->reduce_gbs)) ||
+        (rc = get_bounded(d, e, obj, where, "mem_gbs", 0, MAX_GBS,
+                          "a positive number (GB/s, read+write combined)", &n->mem_gbs)) ||
+        (rc = get_bounded(d, e, obj, where, "capacity_gb", 0, 1e9,
+                          "a positive number (GB)", &n->capacity_gb)) ||
+        (rc = get_bounded(d, e, obj, where, "net_gbs", kind == CP_NIC ? CP_REQ : 0, MAX_GBS,
+                          "a positive number (network GB/s per direction)", &n->net_gbs)) ||
+        (rc = get_bounded(d, e, obj, where, "net_latency_us", kind == CP_NIC ? CP_REQ : 0,
+                          MAX_LAT_US, "a positive number (one-way network latency, us)",
+                          &n->net_lat_us)))
+        return rc;
+    return check_node_caps(d, e, obj, where, n);
+}
+
+static int read_nodes(const cp_jdoc *d, cp_err *e, const json_t *arr, cp_topo *t,
+                      cp_strmap *ids)
+{
+    size_t i, n = json_array_size(arr);
+    int rc;
+    if (n == 0)
+        return cp_jdoc_fail(d, e, d->root, "nodes", "", "no nodes (expected at least one gpu)");
+    if (n > CP_MAX_NODES)
+        return cp_jdoc_fail(d, e, d->root, "nodes", "", "%zu nodes; the limit is %d", n,
+                            CP_MAX_NODES);
+    if (cp_strmap_init(ids, n) != 0)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    for (i = 0; i < n; i++) {
+        char where[64];
+        const json_t *obj = json_array_get(arr, i);
+        int prev;
+        cp_jpath_index(where, sizeof where, "nodes", i);
+        if ((rc = read_node(d, e, obj, where, t)))
+            return rc;
+        prev = cp_strmap_put(ids, t->nodes[i].id, (int)i);
+        if (prev == -2)
+            return cp_fail(e, CP_EINTERNAL, "out of memory");
+        if (prev >= 0)
+            return cp_jdoc_fail(d, e, obj, "id", where,
+                                "duplicate node id \"%s\" (first at nodes[%d])",
+                                t->nodes[i].id, prev);
+    }
+    return CP_OK;
+}
+
+/* Resolve one endpoint name to a node index. */
+static int endpoint(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
+                    const char *key, const cp_strmap *ids, int *out)
+{
+    const char *name = NULL;
+    int rc = cp_jget_str(d, e, obj, where, key, CP_REQ, ID_MAX_BYTES, &name);
+    if (rc)
+        return rc;
+    *out = cp_strmap_get(ids, name);
+    if (*out < 0)
+        return cp_jdoc_fail(d, e, obj, key, where,
+                            "no node with id \"%s\" (a link endpoint must be a node id)", name);
+    return CP_OK;
+}
+
+static int read_link(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
+                     cp_topo *t, const cp_strmap *ids)
+{
+    int a, b, kind = 0, k, rc;
+    double gbs = 0, gbs_ba = 0, lat = 0;
+
+    if (!json_is_object(obj))
+        return cp_jdoc_fail(d, e, obj, NULL, where, "expected a link object");
+    if ((rc = cp_jdoc_check_keys(d, e, obj, where, link_keys)) ||
+        (rc = endpoint(d, e, obj, where, "a", ids, &a)) ||
+        (rc = endpoint(d, e, obj, where, "b", ids, &b)) ||
+        (rc = cp_jget_enum(d, e, obj, where, "kind", CP_REQ, link_kind_names, link_kind_ids,
+                           &kind)) ||
+        (rc = get_bounded(d, e, obj, where, "gbs", CP_REQ, MAX_GBS,
+                          "a positive number (GB/s per direction)", &gbs)) ||
+        (rc = get_bounded(d, e, obj, where, "gbs_ba", 0, MAX_GBS,
+                          "a positive number (GB/s from b to a)", &gbs_ba)) ||
+        (rc = get_bounded(d, e, obj, where, "latency_us", CP_REQ, MAX_LAT_US,
+                          "a positive number (one-way latency, us)", &lat)))
+        return rc;
+    if (a == b)
+        return cp_jdoc_fail(d, e, obj, "b", where, "link joins \"%s\" to itself",
+                            t->nodes[a].id);
+    k = cp_topo_add_link(t, a, b, (cp_link_kind)kind, gbs, gbs_ba, lat);
+    return k < 0 ? cp_fail(e, CP_EINTERNAL, "out of memory") : CP_OK;
+}
+
+static int read_links(const cp_jdoc *d, cp_err *e, const json_t *arr, cp_topo *t,
+                      const cp_strmap *ids)
+{
+    size_t i, n = json_array_size(arr);
+    int rc;
+    if (n > CP_MAX_LINKS)
+        return cp_jdoc_fail(d, e, d->root, "links", "", "%zu links; the limit is %d", n,
+                            CP_MAX_LINKS);
+    for (i = 0; i < n; i++) {
+        char where[64];
+        cp_jpath_index(where, sizeof where, "links", i);
+        if ((rc = read_link(d, e, json_array_get(arr, i), where, t, ids)))
+            return rc;
+    }
+    return CP_OK;
+}
+
+static int read_calibration(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_calib *c)
+{
+    int k, rc;
+    if (!obj)
+        return CP_OK;
+    c->given = 1;
+    if ((rc = cp_jdoc_check_keys(d, e, obj, "calibration", calib_keys)) ||
+        (rc = cp_jget_num(d, e, obj, "calibration", "launch_us", CP_NONNEG,
+                          "a non-negative number (us per collective call)", &c->launch_us)))
+        return rc;
+    for (k = 0; k < CP_LINK_KINDS; k++) {
+        const json_t *sub = NULL;
+        char where[64];
+        const char *kn = cp_link_kind_name((cp_link_kind)k);
+        cp_jpath(where, sizeof where, "calibration", kn);
+        if ((rc = cp_jget_object(d, e, obj, "calibration", kn, 0, &sub)))
+            return rc;
+        if (!sub)
+            continue;
+        if ((rc = cp_jdoc_check_keys(d, e, sub, where, calib_kind_keys)) ||
+            (rc = cp_jget_num(d, e, sub, where, "bw_eff", CP_POS,
+                              "a fraction in (0, 1] (achieved / nominal bandwidth)",
+                              &c->kind[k].bw_eff)) ||
+            (rc = cp_jget_num(d, e, sub, where, "step_us", CP_NONNEG,
+                              "a non-negative number (us per algorithm step)",
+                              &c->kind[k].step_us)))
+            return rc;
+        if (c->kind[k].bw_eff > 1)
+            return cp_jdoc_fail(d, e, sub, "bw_eff", where,
+                                "expected a fraction in (0, 1], got %g", c->kind[k].bw_eff);
+    }
+    return CP_OK;
+}
+
+/* Remember the source line of every node and link, for messages from later
+ * stages (one pass over the text). */
+static int record_lines(const cp_jdoc *d, const json_t *nodes, const json_t *links,
+                        cp_topo *t, cp_err *e)
+{
+    int i, n = t->nnodes > t->nlinks ? t->nnodes : t->nlinks;
+    int *lines = malloc((size_t)(n ? n : 1) * sizeof *lines);
+    if (!lines)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    cp_jdoc_elem_lines(d, nodes, lines);
+    for (i = 0; i < t->nnodes; i++)
+        t->nodes[i].src_line = lines[i];
+    cp_jdoc_elem_lines(d, links, lines);
+    for (i = 0; i < t->nlinks; i++)
+        t->links[i].src_line = lines[i];
+    free(lines);
+    return CP_OK;
+}
+
+/* Point an "unreachable GPU" error at the node's object. */
+static int fail_unreachable(const cp_jdoc *d, cp_err *e, const cp_topo *t, int bad)
+{
+    const json_t *nodes = json_object_get(d->root, "nodes");
+    char where[64];
+    cp_jpath_index(where, sizeof where, "nodes", (size_t)bad);
+    return cp_jdoc_fail(d, e, json_array_get(nodes, (size_t)bad), "id", where,
+                        "gpu \"%s\" cannot reach gpu \"%s\": no chain of links joins them",
+                        t->nodes[bad].id, t->nodes[t->gpus[0]].id);
+}
+
+static int read_topo(const cp_jdoc *d, cp_err *e, cp_topo *t)
+{
+    const json_t *root = d->root, *nodes = NULL, *links = NULL, *calib = NULL;
+    const char *name = NULL;
+    cp_strmap ids = {0};
+    int rc, bad;
+
+    if ((rc = cp_jdoc_check_keys(d, e, root, "", top_keys)) ||
+        (rc = cp_jget_str(d, e, root, "", "name", CP_REQ, 256, &name)) ||
+        (rc = cp_jget_array(d, e, root, "", "nodes", CP_REQ, &nodes)) ||
+        (rc = cp_jget_array(d, e, root, "", "links", CP_REQ, &links)) ||
+        (rc = cp_jget_object(d, e, root, "", "calibration", 0, &calib)))
+        return rc;
+    free(t->name);
+    if (!(t->name = strdup(name)) || !(t->src_path = strdup(d->path)))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    rc = read_nodes(d, e, nodes, t, &ids);
+    if (rc == CP_OK)
+        rc = read_links(d, e, links, t, &ids);
+    cp_strmap_free(&ids);
+    if (rc || (rc = read_calibration(d, e, calib, &t->calib)) ||
+        (rc = record_lines(d, nodes, links, t, e)))
+        return rc;
+    if ((rc = cp_topo_index(t, e))) {
+        if (rc == CP_EINPUT) {
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            return cp_jdoc_fail(d, e, root, "nodes", "", "%s", msg);
+        }
+        return rc;
+    }
+    bad = cp_topo_unreachable_gpu(t);
+    if (bad == -2)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    if (bad >= 0)
+        return fail_unreachable(d, e, t, bad);
+    return CP_OK;
+}
+
+int cp_topo_load_doc(const cp_jdoc *d, cp_topo **out, cp_err *e)
+{
+    cp_topo *t = cp_topo_new(NULL);
+    int rc;
+    *out = NULL;
+    if (!t)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    rc = read_topo(d, e, t);
+    if (rc) {
+        cp_topo_free(t);
+        return rc;
+    }
+    *out = t;
+    return CP_OK;
+}
+
+int cp_topo_load(const char *path, cp_topo **out, cp_err *e)
+{
+    cp_jdoc d;
+    int rc;
+    *out = NULL;
+    rc = cp_jdoc_load(&d, path, e);
+    if (rc == CP_OK)
+        rc = cp_topo_load_doc(&d, out, e);
+    cp_jdoc_free(&d);
+    return rc;
+}
+
+int cp_topo_load_hosts(const char *path, int nhosts, cp_topo **out, cp_err *e)
+{
+    cp_topo *t;
+    int rc = cp_topo_load(path, &t, e);
+    if (rc || nhosts <= 1) {
+        *out = rc ? NULL : t;
+        return rc;
+    }
+    rc = cp_topo_replicate(t, nhosts, out, e);
+    cp_topo_free(t);
+    return rc;
+}
+
+cp_file_kind cp_detect_kind(const cp_jdoc *d)
+{
+    if (json_object_get(d->root, "format"))
+        return CP_FILE_PLAN;
+    if (json_object_get(d->root, "tensors"))
+        return CP_FILE_MODEL;
+    if (json_object_get(d->root, "nodes") || json_object_get(d->root, "links"))
+        return CP_FILE_TOPO;
+    return CP_FILE_UNKNOWN;
+}

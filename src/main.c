@@ -1,0 +1,59 @@
+/*
+ * main.c - the coarse-plan binary: find the subcommand and run it.
+ *
+ * Option parsing and printing live in cli/cmd_*.c, one file per subcommand;
+ * this file only dispatches.  Exit status: 0 success, 1 internal failure,
+ * 2 bad input or usage (DESIGN.md section 3).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+#define CP_VERSION "0.1.0"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"check", cmd_check, "validate model, topology and plan files"},
+    {"info", cmd_info, "describe a model or a topology and its bottlenecks"},
+};
+
+static void usage(FILE *f)
+{
+    size_t i;
+    fprintf(f, "usage: coarse-plan COMMAND [OPTIONS]\n\n"
+               "Predict data-parallel training iteration time on a machine's buses and plan\n"
+               "gradient routing through memory devices (COARSE).\n\ncommands:\n");
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'coarse-plan COMMAND --help' describes one command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("coarse-plan %s\n", CP_VERSION);
+        return 0;
+    }
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "coarse-plan: error: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

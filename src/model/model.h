@@ -1,0 +1,94 @@
+/*
+ * model.h - a neural network as data-parallel training sees it: the ordered
+ * list of trainable tensors whose gradients must be synchronised, the layers
+ * they belong to, and how long each layer takes to compute.
+ *
+ * Tensors are in registration (forward) order; `layer` is the index of the
+ * layer that owns the tensor, and layers are in forward execution order, so
+ * backward produces gradients for layer L-1 first and layer 0 last.  Layers
+ * may own no tensors (pooling, attention scores): they still take time.
+ *
+ * Ownership: a cp_model owns every string and array inside it; cp_model_free
+ * releases them all.  The loader is in load/model_load.c; nothing here reads
+ * files.
+ */
+#ifndef CP_MODEL_H
+#define CP_MODEL_H
+
+#include <stdint.h>
+
+#include "core/err.h"
+
+/* At most this many tensor dimensions: 8 covers every layer type we know of
+ * (conv3d weights have 5). */
+#define CP_MAX_DIMS 8
+
+/* At most this many tensors: the largest shipped case is gpt2 repeated 100x
+ * (14,800); 2 million is two orders beyond any real checkpoint and keeps the
+ * per-tensor arrays under a few hundred MB. */
+#define CP_MAX_TENSORS 2000000
+
+/* Largest element count of one tensor, 2^40 (1.1e12): four terabytes of fp32,
+ * beyond any device memory, and small enough that numel x 8 bytes x 2^20
+ * GPUs cannot overflow 64 bits. */
+#define CP_MAX_NUMEL ((int64_t)1 << 40)
+
+typedef enum cp_dtype { CP_FP32, CP_FP16, CP_BF16 } cp_dtype;
+
+/* How iteration_ms is divided over layers when per-layer times are absent. */
+typedef enum cp_split { CP_SPLIT_AUTO, CP_SPLIT_FLOPS, CP_SPLIT_PARAMS } cp_split;
+
+typedef struct cp_tensor {
+    char *name;                   /* owned */
+    int64_t numel;                /* elements, > 0 */
+    int ndim;                     /* 0 when given as numel only */
+    int64_t shape[CP_MAX_DIMS];   /* dimensions, when ndim > 0 */
+    int layer;                    /* index into cp_model.layers */
+} cp_tensor;
+
+typedef struct cp_layer {
+    char *name;       /* owned; never NULL after loading ("layer7" by default) */
+    double fwd_ms;    /* forward time of one iteration on one GPU, < 0 unknown */
+    double bwd_ms;    /* backward time, < 0 unknown */
+    double flops;     /* relative forward cost (FLOPs per sample), 0 unknown */
+    int64_t params;   /* elements in the tensors this layer owns (derived) */
+} cp_layer;
+
+typedef struct cp_model {
+    char *name;            /* owned */
+    cp_dtype dtype;        /* gradient element type */
+    cp_tensor *tensors;    /* owned, ntensors of them, forward order */
+    int ntensors;
+    cp_layer *layers;      /* owned, nlayers of them, forward order */
+    int nlayers;
+    int64_t params;        /* sum of numel (derived) */
+    double iteration_ms;   /* measured single-GPU iteration time, 0 unknown */
+    double bwd_fwd_ratio;  /* backward time / forward time, default 2 */
+    double optimizer_ms;   /* part of iteration_ms spent in the optimizer step */
+    cp_split split;        /* how iteration_ms is split over layers */
+    int batch;             /* per-GPU batch size, 0 unknown (informational) */
+} cp_model;
+
+/* Bytes of one element of `t`: 4 for fp32, 2 for fp16 and bf16. */
+int cp_dtype_bytes(cp_dtype t);
+
+/* "fp32", "fp16", "bf16". */
+const char *cp_dtype_name(cp_dtype t);
+
+/* Gradient bytes of the whole model (params x element size). */
+int64_t cp_model_grad_bytes(const cp_model *m);
+
+/* Release everything the model owns, and the model itself.  NULL is a no-op. */
+void cp_model_free(cp_model *m);
+
+/* Fill derived fields (layer params, model params, default layer names) and
+ * check cross-field rules that do not need the file: every tensor's layer
+ * exists, timings are all-or-nothing.  Used by the loader and by code that
+ * builds models in memory.  CP_EINPUT with e->where naming the field. */
+int cp_model_finish(cp_model *m, cp_err *e);
+
+/* A deep copy of `m` with its tensor list repeated `times` times (layers
+ * too, names suffixed "#k"): the scaling benchmark's synthetic model. */
+cp_model *cp_model_repeat(const cp_model *m, int times);
+
+#endif

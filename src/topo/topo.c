@@ -1,0 +1,305 @@
+/*
+ * topo.c - building, indexing and replicating the system graph (see topo.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/topo.h"
+
+static const char *const node_kind_names[CP_NODE_KINDS] = {
+    "gpu", "cpu", "pcie_switch", "nvswitch", "nic", "net_switch", "memdev"};
+static const char *const link_kind_names[CP_LINK_KINDS] = {"nvlink", "pcie", "cxl", "socket",
+                                                           "net"};
+
+const char *cp_node_kind_name(cp_node_kind k)
+{
+    return (unsigned)k < CP_NODE_KINDS ? node_kind_names[k] : "?";
+}
+
+const char *cp_link_kind_name(cp_link_kind k)
+{
+    return (unsigned)k < CP_LINK_KINDS ? link_kind_names[k] : "?";
+}
+
+cp_topo *cp_topo_new(const char *name)
+{
+    int k;
+    cp_topo *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->name = strdup(name ? name : "unnamed");
+    if (!t->name) {
+        free(t);
+        return NULL;
+    }
+    for (k = 0; k < CP_LINK_KINDS; k++)
+        t->calib.kind[k].bw_eff = 1.0;
+    return t;
+}
+
+void cp_topo_free(cp_topo *t)
+{
+    int i;
+    if (!t)
+        return;
+    for (i = 0; i < t->nnodes; i++) {
+        free(t->nodes[i].id);
+        free(t->nodes[i].model);
+    }
+    free(t->nodes);
+    free(t->links);
+    free(t->gpus);
+    free(t->adj_off);
+    free(t->adj_arc);
+    free(t->name);
+    free(t->src_path);
+    free(t);
+}
+
+/* Grow an array of `size`-byte elements to hold one more; 0 or -1. */
+static int grow(void **arr, int *cap, int count, size_t size, int limit)
+{
+    void *p;
+    int ncap;
+    if (count < *cap)
+        return 0;
+    if (count >= limit)
+        return -1;
+    ncap = *cap ? *cap * 2 : 16;
+    if (ncap > limit)
+        ncap = limit;
+    p = realloc(*arr, (size_t)ncap * size);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+int cp_topo_add_node(cp_topo *t, const char *id, cp_node_kind kind, int host)
+{
+    cp_node *n;
+    if (grow((void **)&t->nodes, &t->cap_nodes, t->nnodes, sizeof *t->nodes, CP_MAX_NODES))
+        return -1;
+    n = &t->nodes[t->nnodes];
+    memset(n, 0, sizeof *n);
+    n->id = strdup(id);
+    if (!n->id)
+        return -1;
+    n->kind = kind;
+    n->host = host;
+    return t->nnodes++;
+}
+
+int cp_topo_add_link(cp_topo *t, int a, int b, cp_link_kind kind, double gbs_ab,
+                     double gbs_ba, double lat_us)
+{
+    cp_link *l;
+    if (grow((void **)&t->links, &t->cap_links, t->nlinks, sizeof *t->links, CP_MAX_LINKS))
+        return -1;
+    l = &t->links[t->nlinks];
+    memset(l, 0, sizeof *l);
+    l->a = a;
+    l->b = b;
+    l->kind = kind;
+    l->gbs[0] = gbs_ab;
+    l->gbs[1] = gbs_ba > 0 ? gbs_ba : gbs_ab;
+    l->lat_us = lat_us;
+    return t->nlinks++;
+}
+
+/* Counting sort of arcs by tail node into CSR arrays. */
+static int build_adjacency(cp_topo *t)
+{
+    int i, narcs = 2 * t->nlinks;
+    int *fill;
+    free(t->adj_off);
+    free(t->adj_arc);
+    t->adj_off = calloc((size_t)t->nnodes + 1, sizeof *t->adj_off);
+    t->adj_arc = malloc((size_t)(narcs ? narcs : 1) * sizeof *t->adj_arc);
+    fill = calloc((size_t)t->nnodes + 1, sizeof *fill);
+    if (!t->adj_off || !t->adj_arc || !fill) {
+        free(fill);
+        return -1;
+    }
+    for (i = 0; i < narcs; i++)
+        t->adj_off[cp_arc_tail(t, i) + 1]++;
+    for (i = 0; i < t->nnodes; i++)
+        t->adj_off[i + 1] += t->adj_off[i];
+    for (i = 0; i < narcs; i++) {
+        int v = cp_arc_tail(t, i);
+        t->adj_arc[t->adj_off[v] + fill[v]++] = i;
+    }
+    free(fill);
+    return 0;
+}
+
+int cp_topo_index(cp_topo *t, cp_err *e)
+{
+    int i;
+    if (build_adjacency(t))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    free(t->gpus);
+    t->ngpus = 0;
+    t->nhosts = 0;
+    t->gpus = malloc((size_t)(t->nnodes ? t->nnodes : 1) * sizeof *t->gpus);
+    if (!t->gpus)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    for (i = 0; i < t->nnodes; i++) {
+        if (t->nodes[i].kind != CP_GPU)
+            continue;
+        t->gpus[t->ngpus++] = i;
+        if (t->nodes[i].host + 1 > t->nhosts)
+            t->nhosts = t->nodes[i].host + 1;
+    }
+    if (t->ngpus == 0)
+        return cp_fail_at(e, CP_EINPUT, t->src_path, 0, 0, "nodes",
+                          "the topology has no GPU (expected at least one node of kind gpu)");
+    if (t->ngpus > CP_MAX_GPUS)
+        return cp_fail_at(e, CP_EINPUT, t->src_path, 0, 0, "nodes",
+                          "%d GPUs; the limit is %d", t->ngpus, CP_MAX_GPUS);
+    return CP_OK;
+}
+
+int cp_topo_unreachable_gpu(const cp_topo *t)
+{
+    int *queue, head = 0, tail = 0, i, bad = -1;
+    char *seen;
+    if (t->ngpus == 0)
+        return -1;
+    queue = malloc((size_t)t->nnodes * sizeof *queue);
+    seen = calloc((size_t)t->nnodes, 1);
+    if (!queue || !seen) {
+        free(queue);
+        free(seen);
+        return -2;
+    }
+    queue[tail++] = t->gpus[0];
+    seen[t->gpus[0]] = 1;
+    while (head < tail) {
+        int v = queue[head++], k;
+        for (k = t->adj_off[v]; k < t->adj_off[v + 1]; k++) {
+            int w = cp_arc_head(t, t->adj_arc[k]);
+            if (!seen[w]) {
+                seen[w] = 1;
+                queue[tail++] = w;
+            }
+        }
+    }
+    for (i = 0; i < t->ngpus && bad < 0; i++)
+        if (!seen[t->gpus[i]])
+            bad = t->gpus[i];
+    free(queue);
+    free(seen);
+    return bad;
+}
+
+int cp_topo_find(const cp_topo *t, const char *id)
+{
+    int i;
+    for (i = 0; i < t->nnodes; i++)
+        if (strcmp(t->nodes[i].id, id) == 0)
+            return i;
+    return -1;
+}
+
+int cp_topo_count(const cp_topo *t, cp_node_kind k)
+{
+    int i, n = 0;
+    for (i = 0; i < t->nnodes; i++)
+        n += t->nodes[i].kind == k;
+    return n;
+}
+
+/* Copy node `src` into `dst` as host h with a prefixed id. */
+static int copy_node(cp_topo *dst, const cp_node *src, int h)
+{
+    char id[320];
+    int k;
+    snprintf(id, sizeof id, "h%d/%s", h, src->id);
+    k = cp_topo_add_node(dst, id, src->kind, h);
+    if (k < 0)
+        return -1;
+    dst->nodes[k].reduce_gbs = src->reduce_gbs;
+    dst->nodes[k].mem_gbs = src->mem_gbs;
+    dst->nodes[k].capacity_gb = src->capacity_gb;
+    dst->nodes[k].net_gbs = src->net_gbs;
+    dst->nodes[k].net_lat_us = src->net_lat_us;
+    dst->nodes[k].src_line = src->src_line;
+    if (src->model && !(dst->nodes[k].model = strdup(src->model)))
+        return -1;
+    return k;
+}
+
+/* Add host h's copy of every node and link of src, and its NIC uplinks. */
+static int add_host(cp_topo *dst, const cp_topo *src, int h, int sw)
+{
+    int i, base = dst->nnodes;
+    for (i = 0; i < src->nnodes; i++)
+        if (copy_node(dst, &src->nodes[i], h) < 0)
+            return -1;
+    for (i = 0; i < src->nlinks; i++) {
+        const cp_link *l = &src->links[i];
+        int k = cp_topo_add_link(dst, base + l->a, base + l->b, l->kind, l->gbs[0], l->gbs[1],
+                                 l->lat_us);
+        if (k < 0)
+            return -1;
+        dst->links[k].src_line = l->src_line;
+    }
+    for (i = 0; i < src->nnodes; i++) {
+        const cp_node *n = &src->nodes[i];
+        if (n->kind == CP_NIC &&
+            cp_topo_add_link(dst, base + i, sw, CP_NET, n->net_gbs, n->net_gbs,
+                             n->net_lat_us) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
+{
+    cp_topo *t;
+    char name[300];
+    int h, sw, rc;
+
+    *out = NULL;
+    if (nhosts < 1 || nhosts > CP_MAX_HOSTS)
+        return cp_fail(e, CP_EINPUT, "--hosts %d: expected 1 to %d", nhosts, CP_MAX_HOSTS);
+    if (src->nhosts > 1)
+        return cp_fail_at(e, CP_EINPUT, src->src_path, 0, 0, NULL,
+                          "--hosts replicates a single-host topology; this one already "
+                          "describes %d hosts", src->nhosts);
+    if (cp_topo_count(src, CP_NIC) == 0)
+        return cp_fail_at(e, CP_EINPUT, src->src_path, 0, 0, NULL,
+                          "--hosts %d needs a NIC to join hosts; the topology has none",
+                          nhosts);
+    if ((long long)src->nnodes * nhosts + 1 > CP_MAX_NODES ||
+        (long long)(src->nlinks + src->nnodes) * nhosts > CP_MAX_LINKS ||
+        (long long)src->ngpus * nhosts > CP_MAX_GPUS)
+        return cp_fail(e, CP_EINPUT, "--hosts %d: %d nodes per host would exceed the limit of "
+                       "%d nodes / %d GPUs", nhosts, src->nnodes, CP_MAX_NODES, CP_MAX_GPUS);
+    snprintf(name, sizeof name, "%s x%d", src->name, nhosts);
+    t = cp_topo_new(name);
+    if (!t)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    t->calib = src->calib;
+    if (src->src_path && !(t->src_path = strdup(src->src_path)))
+        goto oom;
+    sw = cp_topo_add_node(t, "netsw", CP_NET_SWITCH, -1);
+    if (sw < 0)
+        goto oom;
+    for (h = 0; h < nhosts; h++)
+        if (add_host(t, src, h, sw))
+            goto oom;
+    rc = cp_topo_index(t, e);
+    if (rc) {
+        cp_topo_free(t);
+        return rc;
+    }
+    *out = t;
+    return CP_OK;
+oom:
+    cp_topo_free(t);
+    return cp_fail(e, CP_EINTERNAL, "out of memory");
+}

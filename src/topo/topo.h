@@ -1,0 +1,144 @@
+/*
+ * topo.h - the system model: a machine (or several) as a graph of devices
+ * joined by full-duplex links.
+ *
+ * Nodes are GPUs, CPU sockets, PCIe switches, NVSwitches, NICs, network
+ * switches and memory devices (CXL-class expanders that can reduce
+ * gradients near memory).  A link joins two nodes and carries `gbs[0]` GB/s
+ * (1e9 bytes/s) from a to b and `gbs[1]` from b to a at the same time, with a
+ * one-way latency.  Each direction of a link is an *arc*: arc 2k is link k
+ * a->b, arc 2k+1 is b->a; the planner's capacity rows are per arc.
+ *
+ * Ownership: a cp_topo owns all its strings and arrays.  Build one with
+ * cp_topo_new / _add_node / _add_link / _index, or load one with
+ * cp_topo_load (load/load.h).  Nothing here reads files or prints.
+ */
+#ifndef CP_TOPO_H
+#define CP_TOPO_H
+
+#include "core/err.h"
+
+/* Limits, refused before allocating.  The largest case we plan for is 1024
+ * hosts of 8 GPUs (8,192 GPUs, about 40,000 nodes); these leave 25x room. */
+#define CP_MAX_NODES (1 << 20)
+#define CP_MAX_LINKS (1 << 21)
+#define CP_MAX_GPUS (1 << 18)
+#define CP_MAX_HOSTS 16384
+
+typedef enum cp_node_kind {
+    CP_GPU, CP_CPU, CP_PCIE_SWITCH, CP_NVSWITCH, CP_NIC, CP_NET_SWITCH, CP_MEMDEV,
+    CP_NODE_KINDS
+} cp_node_kind;
+
+typedef enum cp_link_kind {
+    CP_NVLINK, CP_PCIE, CP_CXL, CP_SOCKET, CP_NET, CP_LINK_KINDS
+} cp_link_kind;
+
+typedef struct cp_node {
+    char *id;           /* unique name, owned */
+    cp_node_kind kind;
+    int host;           /* which server (0-based); -1 for fabric switches */
+    char *model;        /* free-text part name ("V100-SXM2-16GB"), owned, may be NULL */
+    double reduce_gbs;  /* GB/s of incoming data it can sum; 0 = cannot reduce */
+    double mem_gbs;     /* internal memory bandwidth, read+write combined; 0 unknown */
+    double capacity_gb; /* memory capacity, GB; 0 unknown */
+    double net_gbs;     /* NICs: network port speed per direction, GB/s */
+    double net_lat_us;  /* NICs: one-way latency through the fabric, us */
+    int src_line;       /* line in the topology file, 0 if built in memory */
+} cp_node;
+
+typedef struct cp_link {
+    int a, b;           /* node indices */
+    cp_link_kind kind;
+    double gbs[2];      /* GB/s per direction: [0] a->b, [1] b->a */
+    double lat_us;      /* one-way latency, us */
+    int src_line;       /* line in the topology file, 0 if built in memory */
+} cp_link;
+
+/* Per link-kind calibration from measured collectives (docs/calibration.md):
+ * what fraction of the nominal bandwidth a collective achieves, and the
+ * software latency each step across such a link adds. */
+typedef struct cp_calib_kind {
+    double bw_eff;      /* achieved / nominal bandwidth, (0, 1]; 1 when uncalibrated */
+    double step_us;     /* extra latency per algorithm step over this link kind, us */
+} cp_calib_kind;
+
+typedef struct cp_calib {
+    cp_calib_kind kind[CP_LINK_KINDS];
+    double launch_us;   /* fixed cost of one collective call (kernel launch, setup), us */
+    int given;          /* 1 when the topology file carried a calibration block */
+} cp_calib;
+
+typedef struct cp_topo {
+    char *name;         /* owned */
+    char *src_path;     /* file it came from, owned, NULL if built in memory */
+    cp_node *nodes;     /* owned */
+    int nnodes, cap_nodes;
+    cp_link *links;     /* owned */
+    int nlinks, cap_links;
+    cp_calib calib;
+    /* filled by cp_topo_index: */
+    int *gpus;          /* node indices of the GPUs, in file order */
+    int ngpus;
+    int nhosts;         /* 1 + the largest host number of any GPU */
+    int *adj_off;       /* arcs leaving node v: adj_arc[adj_off[v] .. adj_off[v+1]) */
+    int *adj_arc;
+} cp_topo;
+
+/* Arc helpers: arc 2k+d is link k in direction d (0: a->b, 1: b->a). */
+static inline int cp_arc_tail(const cp_topo *t, int arc)
+{
+    const cp_link *l = &t->links[arc >> 1];
+    return (arc & 1) ? l->b : l->a;
+}
+static inline int cp_arc_head(const cp_topo *t, int arc)
+{
+    const cp_link *l = &t->links[arc >> 1];
+    return (arc & 1) ? l->a : l->b;
+}
+static inline double cp_arc_gbs(const cp_topo *t, int arc)
+{
+    return t->links[arc >> 1].gbs[arc & 1];
+}
+
+/* Names used in files and output ("gpu", "pcie_switch"; "nvlink", "socket"). */
+const char *cp_node_kind_name(cp_node_kind k);
+const char *cp_link_kind_name(cp_link_kind k);
+
+/* A new empty topology (NULL when out of memory); calibration defaults to
+ * bw_eff 1, no extra latency. */
+cp_topo *cp_topo_new(const char *name);
+
+/* Free the topology and everything it owns.  NULL is a no-op. */
+void cp_topo_free(cp_topo *t);
+
+/* Append a node; returns its index, or -1 when out of memory or over the
+ * limit.  The id is copied. */
+int cp_topo_add_node(cp_topo *t, const char *id, cp_node_kind kind, int host);
+
+/* Append a link; returns its index, or -1 when out of memory or over the
+ * limit.  gbs_ba <= 0 means "same as gbs_ab". */
+int cp_topo_add_link(cp_topo *t, int a, int b, cp_link_kind kind, double gbs_ab,
+                     double gbs_ba, double lat_us);
+
+/* Build the adjacency and the GPU list after the last add.  CP_EINPUT when
+ * there is no GPU. */
+int cp_topo_index(cp_topo *t, cp_err *e);
+
+/* Index of the first GPU that cannot reach gpus[0] over any links, or -1
+ * when all GPUs are connected.  Needs cp_topo_index. */
+int cp_topo_unreachable_gpu(const cp_topo *t);
+
+/* Node index of `id`, or -1.  Linear: for lookups outside loading. */
+int cp_topo_find(const cp_topo *t, const char *id);
+
+/* Number of nodes of a kind. */
+int cp_topo_count(const cp_topo *t, cp_node_kind k);
+
+/* A new topology made of `nhosts` copies of the single-host `src`, every
+ * copy's NICs joined to one non-blocking network switch by a net link of the
+ * NIC's speed and latency.  Ids become "h<k>/<id>".  CP_EINPUT when src
+ * already has several hosts or has no NIC. */
+int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e);
+
+#endif

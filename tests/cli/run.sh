@@ -1,0 +1,66 @@
+#!/bin/sh
+# run.sh - the command-line cases in tests/cases/, compared exactly.
+#
+# Each case is a directory holding:
+#   cmd      the arguments to coarse-plan, one line, shell-quoted, paths
+#            relative to the repository root (where this runs)
+#   status   the expected exit status
+#   stdout   (optional) the exact expected standard output
+#   stderr   (optional) the exact expected standard error
+# plus whatever input files cmd names.  A case that exits non-zero and has no
+# stdout file must print nothing on stdout: a failed command never leaves
+# anything a pipeline could mistake for a result.  (`check` of several files
+# prints the lines of the valid ones; such cases give stdout explicitly.)  Cases whose cmd mentions ../shared/data are
+# skipped, and said so, when that folder is absent.
+#
+# Environment: BIN (the binary under test, default ./coarse-plan).
+set -u
+BIN=${BIN:-./coarse-plan}
+LC_ALL=C
+export LC_ALL
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+skip=0
+for dir in tests/cases/*/; do
+    name=$(basename "$dir")
+    args=$(cat "$dir/cmd")
+    case "$args" in
+    *../shared/data*)
+        if [ ! -d ../shared/data ]; then
+            echo "skip $name: ../shared/data absent"
+            skip=$((skip + 1))
+            continue
+        fi ;;
+    esac
+    eval "set -- $args"
+    "$BIN" "$@" >"$tmp/out" 2>"$tmp/err"
+    status=$?
+    want=$(cat "$dir/status")
+    bad=""
+    [ "$status" = "$want" ] || bad="$bad status $status (expected $want);"
+    if [ -f "$dir/stdout" ] && ! cmp -s "$tmp/out" "$dir/stdout"; then
+        bad="$bad stdout differs;"
+    fi
+    if [ -f "$dir/stderr" ] && ! cmp -s "$tmp/err" "$dir/stderr"; then
+        bad="$bad stderr differs;"
+    fi
+    if grep -q 'Sanitizer\|runtime error:' "$tmp/err"; then
+        bad="$bad sanitizer report;"
+    fi
+    if [ "$want" != 0 ] && [ ! -f "$dir/stdout" ] && [ -s "$tmp/out" ]; then
+        bad="$bad wrote to stdout on failure;"
+    fi
+    if [ -n "$bad" ]; then
+        echo "FAIL $name:$bad"
+        echo "  command: $BIN $args"
+        [ -f "$dir/stdout" ] && diff "$dir/stdout" "$tmp/out" | head -20 | sed 's/^/  /'
+        [ -f "$dir/stderr" ] && diff "$dir/stderr" "$tmp/err" | head -20 | sed 's/^/  /'
+        fail=$((fail + 1))
+    else
+        pass=$((pass + 1))
+    fi
+done
+echo "cli cases: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,252 @@
+/*
+ * test_model.c - the model loader: the worked example of docs/formats.md,
+ * every rejection rule, the shipped models' published parameter totals, and
+ * agreement with the reference CSVs tensor by tensor.
+ */
+#include "testutil.h"
+
+#include "load/load.h"
+
+/* The worked example of docs/formats.md. */
+static const char tiny_mlp[] =
+    "{\n"
+    "  \"name\": \"tiny-mlp\",\n"
+    "  \"dtype\": \"fp32\",\n"
+    "  \"layers\": [{\"name\": \"fc1\", \"flops\": 2097152}, {\"name\": \"fc2\", \"flops\": 20480}],\n"
+    "  \"tensors\": [\n"
+    "    {\"name\": \"fc1.weight\", \"shape\": [1024, 1024], \"layer\": 0},\n"
+    "    {\"name\": \"fc1.bias\", \"numel\": 1024, \"layer\": 0},\n"
+    "    {\"name\": \"fc2.weight\", \"shape\": [10, 1024], \"layer\": 1},\n"
+    "    {\"name\": \"fc2.bias\", \"shape\": [10], \"layer\": 1}\n"
+    "  ],\n"
+    "  \"compute\": {\"iteration_ms\": 3.0, \"batch\": 64}\n"
+    "}\n";
+
+/* Load `text` as a model; returns the status, fills *m and *e. */
+static int load(const char *text, cp_model **m, cp_err *e)
+{
+    char *path = write_temp(text);
+    int rc;
+    assert_non_null(path);
+    rc = cp_model_load(path, m, e);
+    drop_temp(path);
+    return rc;
+}
+
+static void test_worked_example(void **state)
+{
+    cp_model *m;
+    cp_err e;
+    (void)state;
+    assert_int_equal(load(tiny_mlp, &m, &e), CP_OK);
+    assert_string_equal(m->name, "tiny-mlp");
+    assert_int_equal(m->ntensors, 4);
+    assert_int_equal(m->nlayers, 2);
+    /* 1024*1024 + 1024 + 10*1024 + 10 = 1,048,576 + 1,024 + 10,240 + 10 */
+    assert_int_equal(m->params, 1059850);
+    /* fp32: 4 bytes each */
+    assert_int_equal(cp_model_grad_bytes(m), 4239400);
+    /* fc1 owns weight + bias = 1,049,600 */
+    assert_int_equal(m->layers[0].params, 1049600);
+    assert_int_equal(m->split, CP_SPLIT_FLOPS); /* auto: layers carry flops */
+    assert_near(m->iteration_ms, 3.0, 0);
+    assert_near(m->bwd_fwd_ratio, 2.0, 0); /* default */
+    assert_int_equal(m->batch, 64);
+    cp_model_free(m);
+}
+
+static void test_implicit_layers_and_fp16(void **state)
+{
+    cp_model *m;
+    cp_err e;
+    (void)state;
+    assert_int_equal(load("{\"name\":\"x\",\"dtype\":\"bf16\",\"tensors\":["
+                          "{\"name\":\"a\",\"numel\":3,\"layer\":0},"
+                          "{\"name\":\"b\",\"numel\":5,\"layer\":2}]}",
+                          &m, &e),
+                     CP_OK);
+    assert_int_equal(m->nlayers, 3); /* 0 .. max layer 2 */
+    assert_int_equal(m->layers[1].params, 0);
+    assert_string_equal(m->layers[1].name, "layer1");
+    assert_int_equal(cp_model_grad_bytes(m), 16); /* (3 + 5) x 2 bytes */
+    assert_int_equal(m->split, CP_SPLIT_PARAMS);
+    cp_model_free(m);
+}
+
+static void test_per_layer_times(void **state)
+{
+    cp_model *m;
+    cp_err e;
+    (void)state;
+    assert_int_equal(load("{\"name\":\"x\",\"dtype\":\"fp32\",\"layers\":["
+                          "{\"fwd_ms\":1.5},{\"fwd_ms\":2,\"bwd_ms\":7}],\"tensors\":["
+                          "{\"name\":\"a\",\"numel\":3,\"layer\":0}],"
+                          "\"compute\":{\"bwd_fwd_ratio\":3}}",
+                          &m, &e),
+                     CP_OK);
+    assert_near(m->layers[0].bwd_ms, 4.5, 1e-12); /* 1.5 x ratio 3 */
+    assert_near(m->layers[1].bwd_ms, 7.0, 0);     /* given */
+    cp_model_free(m);
+}
+
+/* Expect rejection with `needle` in the message and the error on `line`. */
+static void expect_reject(const char *text, const char *needle, int line)
+{
+    cp_model *m = NULL;
+    cp_err e;
+    assert_int_equal(load(text, &m, &e), CP_EINPUT);
+    assert_null(m);
+    if (!strstr(e.msg, needle))
+        fail_msg("message '%s' lacks '%s'", e.msg, needle);
+    if (line > 0)
+        assert_int_equal(e.line, line);
+    assert_true(e.file[0] != '\0');
+}
+
+static void test_rejections(void **state)
+{
+    (void)state;
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":[]}", "no tensors", 1);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp64\",\"tensors\":[]}", "unknown value \"fp64\"",
+                  1);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\n\"tensors\":[\n"
+                  "{\"name\":\"a\",\"shape\":[3,0],\"layer\":0}]}",
+                  "dimension 1: expected a positive integer, got 0", 3);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                  "{\"name\":\"a\",\"numel\":-4,\"layer\":0}]}",
+                  "got -4", 1);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                  "{\"name\":\"a\",\"layer\":0}]}",
+                  "needs \"shape\"", 1);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                  "{\"name\":\"a\",\"shape\":[2,3],\"numel\":5,\"layer\":0}]}",
+                  "does not match", 1);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":[\n"
+                  "{\"name\":\"a\",\"numel\":1,\"layer\":0},\n"
+                  "{\"name\":\"a\",\"numel\":1,\"layer\":0}]}",
+                  "duplicate tensor name \"a\" (first at tensors[0])", 3);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                  "{\"name\":\"a\",\"numel\":1,\"layer\":0,\"size\":4}]}",
+                  "unknown key \"size\"", 1);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"layers\":[{}],\"tensors\":["
+                  "{\"name\":\"a\",\"numel\":1,\"layer\":1}]}",
+                  "layer 1 does not exist", 1);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"layers\":[{\"fwd_ms\":1},\n{}],"
+                  "\"tensors\":[{\"name\":\"a\",\"numel\":1,\"layer\":0}]}",
+                  "give per-layer times for all layers or for none", 2);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"layers\":[{\"fwd_ms\":1}],"
+                  "\"tensors\":[{\"name\":\"a\",\"numel\":1,\"layer\":0}],"
+                  "\"compute\":{\"iteration_ms\":5}}",
+                  "give one or the other", 1);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                  "{\"name\":\"a\",\"numel\":1,\"layer\":0}],"
+                  "\"compute\":{\"split\":\"flops\"}}",
+                  "needs \"flops\"", 1);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                  "{\"name\":\"a\",\"shape\":[1048576,1048576,2],\"layer\":0}]}",
+                  "2^40", 1);
+    expect_reject("{\"dtype\":\"fp32\",\"tensors\":[]}", "missing required key \"name\"", 1);
+}
+
+/* Published totals (torchvision weights meta, Hugging Face model cards):
+ * the six numbers issue 2 lists. */
+static void test_shipped_model_totals(void **state)
+{
+    static const struct {
+        const char *file;
+        int64_t params;
+        int tensors;
+    } want[] = {
+        {"models/resnet50.json", 25557032, 161},   {"models/vgg16.json", 138357544, 32},
+        {"models/bert-base.json", 109482240, 199}, {"models/bert-large.json", 335141888, 391},
+        {"models/gpt2.json", 124439808, 148},      {"models/gpt2-medium.json", 354823168, 292},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+        cp_model *m;
+        cp_err e;
+        int rc = cp_model_load(want[i].file, &m, &e);
+        if (rc)
+            fail_msg("%s: %s", want[i].file, e.msg);
+        assert_int_equal(m->params, want[i].params);
+        assert_int_equal(m->ntensors, want[i].tensors);
+        assert_int_equal(cp_model_grad_bytes(m), want[i].params * 4);
+        cp_model_free(m);
+    }
+}
+
+/* Every tensor of a shipped model equals the CSV row it came from. */
+static void compare_with_csv(const char *json, const char *csv)
+{
+    cp_model *m;
+    cp_err e;
+    char line[512];
+    int i = 0;
+    FILE *f = fopen(csv, "r");
+    assert_non_null(f);
+    assert_int_equal(cp_model_load(json, &m, &e), CP_OK);
+    assert_non_null(fgets(line, sizeof line, f)); /* header */
+    while (fgets(line, sizeof line, f)) {
+        char name[256], shape[128];
+        long long numel;
+        int idx;
+        if (sscanf(line, "%d,%255[^,],%127[^,],%lld", &idx, name, shape, &numel) != 4)
+            fail_msg("%s: cannot parse '%s'", csv, line);
+        assert_true(i < m->ntensors);
+        assert_string_equal(m->tensors[i].name, name);
+        assert_int_equal(m->tensors[i].numel, numel);
+        i++;
+    }
+    assert_int_equal(i, m->ntensors);
+    fclose(f);
+    cp_model_free(m);
+}
+
+static void test_shipped_models_match_csv(void **state)
+{
+    (void)state;
+    if (!have_shared_data()) {
+        print_message("reference data absent (" SHARED_DATA "): CSV comparison not run\n");
+        return;
+    }
+    compare_with_csv("models/resnet50.json", SHARED_DATA "/models/resnet50_torchvision.csv");
+    compare_with_csv("models/vgg16.json", SHARED_DATA "/models/vgg16_torchvision.csv");
+    compare_with_csv("models/bert-base.json",
+                     SHARED_DATA "/models/bert-base-uncased_BertModel.csv");
+    compare_with_csv("models/bert-large.json",
+                     SHARED_DATA "/models/bert-large-uncased_BertModel.csv");
+    compare_with_csv("models/gpt2.json", SHARED_DATA "/models/gpt2_124M_GPT2LMHeadModel.csv");
+    compare_with_csv("models/gpt2-medium.json",
+                     SHARED_DATA "/models/gpt2-medium_345M_GPT2LMHeadModel.csv");
+}
+
+static void test_repeat(void **state)
+{
+    cp_model *m, *r;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_model_load("models/gpt2.json", &m, &e), CP_OK);
+    r = cp_model_repeat(m, 100);
+    assert_non_null(r);
+    /* 148 tensors x 100 = 14,800 (the issue's scaling case) */
+    assert_int_equal(r->ntensors, 14800);
+    assert_int_equal(r->params, (int64_t)124439808 * 100);
+    assert_string_equal(r->tensors[148].name, "transformer.wte.weight#1");
+    cp_model_free(r);
+    cp_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_worked_example),
+        cmocka_unit_test(test_implicit_layers_and_fp16),
+        cmocka_unit_test(test_per_layer_times),
+        cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_shipped_model_totals),
+        cmocka_unit_test(test_shipped_models_match_csv),
+        cmocka_unit_test(test_repeat),
+    };
+    return cmocka_run_group_tests_name("model", tests, NULL, NULL);
+}

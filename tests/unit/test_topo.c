@@ -1,0 +1,256 @@
+/*
+ * test_topo.c - the topology loader, replication over hosts, and the
+ * widest-route search, on small graphs whose answers are worked by hand.
+ */
+#include "testutil.h"
+
+#include "load/load.h"
+#include "paths/paths.h"
+
+/* The worked example of docs/formats.md. */
+static const char two_v100[] =
+    "{\n"
+    "  \"name\": \"two-v100\",\n"
+    "  \"nodes\": [\n"
+    "    {\"id\": \"gpu0\", \"kind\": \"gpu\"},\n"
+    "    {\"id\": \"gpu1\", \"kind\": \"gpu\"},\n"
+    "    {\"id\": \"sw0\", \"kind\": \"pcie_switch\"}\n"
+    "  ],\n"
+    "  \"links\": [\n"
+    "    {\"a\": \"gpu0\", \"b\": \"gpu1\", \"kind\": \"nvlink\", \"gbs\": 25, \"latency_us\": 0.7},\n"
+    "    {\"a\": \"gpu0\", \"b\": \"sw0\", \"kind\": \"pcie\", \"gbs\": 12, \"latency_us\": 0.5},\n"
+    "    {\"a\": \"gpu1\", \"b\": \"sw0\", \"kind\": \"pcie\", \"gbs\": 12, \"latency_us\": 0.5}\n"
+    "  ]\n"
+    "}\n";
+
+static int load(const char *text, cp_topo **t, cp_err *e)
+{
+    char *path = write_temp(text);
+    int rc;
+    assert_non_null(path);
+    rc = cp_topo_load(path, t, e);
+    drop_temp(path);
+    return rc;
+}
+
+static void test_worked_example(void **state)
+{
+    cp_topo *t;
+    cp_err e;
+    cp_reach r;
+    int g0, g1, arc;
+    (void)state;
+    assert_int_equal(load(two_v100, &t, &e), CP_OK);
+    assert_int_equal(t->ngpus, 2);
+    assert_int_equal(t->nhosts, 1);
+    assert_int_equal(t->nlinks, 3);
+    assert_int_equal(t->links[1].src_line, 10); /* second link object is on line 10 */
+    g0 = cp_topo_find(t, "gpu0");
+    g1 = cp_topo_find(t, "gpu1");
+    assert_int_equal(cp_reach_from(t, g0, &r, &e), CP_OK);
+    /* best route: the NVLink, 25 GB/s, one hop, 0.7 us */
+    assert_near(r.bott[g1], 25.0, 0);
+    assert_near(r.lat_us[g1], 0.7, 1e-12);
+    assert_int_equal(r.hops[g1], 1);
+    arc = cp_reach_bottleneck_arc(t, &r, g1);
+    assert_int_equal(arc >> 1, 0);
+    cp_reach_free(&r);
+    cp_topo_free(t);
+}
+
+/* Without the NVLink the route goes through the switch: bottleneck 12 GB/s
+ * (min of 12, 12), two hops, 0.5 + 0.5 = 1.0 us. */
+static void test_route_through_switch(void **state)
+{
+    cp_topo *t = cp_topo_new("sw");
+    cp_err e;
+    cp_reach r;
+    int g0, g1, sw;
+    (void)state;
+    g0 = cp_topo_add_node(t, "gpu0", CP_GPU, 0);
+    g1 = cp_topo_add_node(t, "gpu1", CP_GPU, 0);
+    sw = cp_topo_add_node(t, "sw0", CP_PCIE_SWITCH, 0);
+    cp_topo_add_link(t, g0, sw, CP_PCIE, 16, 0, 0.5);
+    cp_topo_add_link(t, g1, sw, CP_PCIE, 12, 0, 0.5);
+    assert_int_equal(cp_topo_index(t, &e), CP_OK);
+    assert_int_equal(cp_reach_from(t, g0, &r, &e), CP_OK);
+    assert_near(r.bott[g1], 12.0, 0);
+    assert_near(r.lat_us[g1], 1.0, 1e-12);
+    assert_int_equal(r.hops[g1], 2);
+    cp_reach_free(&r);
+    cp_topo_free(t);
+}
+
+/* Routes never pass through a GPU: gpu0 - gpu1 - gpu2 by NVLink leaves gpu0
+ * and gpu2 unconnected for point-to-point purposes (bott 0). */
+static void test_no_transit_through_gpu(void **state)
+{
+    cp_topo *t = cp_topo_new("chain");
+    cp_err e;
+    cp_reach r;
+    int a, b, c;
+    (void)state;
+    a = cp_topo_add_node(t, "gpu0", CP_GPU, 0);
+    b = cp_topo_add_node(t, "gpu1", CP_GPU, 0);
+    c = cp_topo_add_node(t, "gpu2", CP_GPU, 0);
+    cp_topo_add_link(t, a, b, CP_NVLINK, 25, 0, 0.7);
+    cp_topo_add_link(t, b, c, CP_NVLINK, 25, 0, 0.7);
+    assert_int_equal(cp_topo_index(t, &e), CP_OK);
+    assert_int_equal(cp_topo_unreachable_gpu(t), -1); /* connected as a graph */
+    assert_int_equal(cp_reach_from(t, a, &r, &e), CP_OK);
+    assert_near(r.bott[c], 0.0, 0);
+    assert_int_equal(cp_reach_bottleneck_arc(t, &r, c), -1);
+    cp_reach_free(&r);
+    cp_topo_free(t);
+}
+
+/* Asymmetric directions: gbs 10 a->b, 4 b->a. */
+static void test_directions(void **state)
+{
+    cp_topo *t;
+    cp_err e;
+    cp_reach r;
+    (void)state;
+    assert_int_equal(load("{\"name\":\"d\",\"nodes\":[{\"id\":\"g0\",\"kind\":\"gpu\"},"
+                          "{\"id\":\"g1\",\"kind\":\"gpu\"}],\"links\":[{\"a\":\"g0\",\"b\":\"g1\","
+                          "\"kind\":\"pcie\",\"gbs\":10,\"gbs_ba\":4,\"latency_us\":1}]}",
+                          &t, &e),
+                     CP_OK);
+    assert_int_equal(cp_reach_from(t, 1, &r, &e), CP_OK);
+    assert_near(r.bott[0], 4.0, 0);
+    cp_reach_free(&r);
+    assert_int_equal(cp_reach_from(t, 0, &r, &e), CP_OK);
+    assert_near(r.bott[1], 10.0, 0);
+    cp_reach_free(&r);
+    cp_topo_free(t);
+}
+
+static void expect_reject(const char *text, const char *needle, int line)
+{
+    cp_topo *t = NULL;
+    cp_err e;
+    assert_int_equal(load(text, &t, &e), CP_EINPUT);
+    assert_null(t);
+    if (!strstr(e.msg, needle))
+        fail_msg("message '%s' lacks '%s'", e.msg, needle);
+    if (line > 0)
+        assert_int_equal(e.line, line);
+}
+
+#define NODES2 "\"nodes\":[{\"id\":\"g0\",\"kind\":\"gpu\"},\n{\"id\":\"g1\",\"kind\":\"gpu\"}]"
+
+static void test_rejections(void **state)
+{
+    (void)state;
+    expect_reject("{\"name\":\"x\"," NODES2 ",\"links\":[\n"
+                  "{\"a\":\"g0\",\"b\":\"g9\",\"kind\":\"pcie\",\"gbs\":1,\"latency_us\":1}]}",
+                  "no node with id \"g9\"", 3);
+    expect_reject("{\"name\":\"x\"," NODES2 ",\"links\":[\n"
+                  "{\"a\":\"g0\",\"b\":\"g1\",\"kind\":\"pcie\",\"gbs\":-25,\"latency_us\":1}]}",
+                  "got -25", 3);
+    expect_reject("{\"name\":\"x\"," NODES2 ",\"links\":[\n"
+                  "{\"b\":\"g1\",\"kind\":\"pcie\",\"gbs\":1,\"latency_us\":1}]}",
+                  "missing required key \"a\"", 3);
+    expect_reject("{\"name\":\"x\"," NODES2 ",\"links\":[\n"
+                  "{\"a\":\"g0\",\"b\":\"g1\",\"kind\":\"pcie\",\"gbs\":1,\"latency_us\":0}]}",
+                  "one-way latency", 3);
+    expect_reject("{\"name\":\"x\"," NODES2 ",\"links\":[\n"
+                  "{\"a\":\"g0\",\"b\":\"g1\",\"kind\":\"pcie\",\"gbs\":2e5,\"latency_us\":1}]}",
+                  "sanity limit", 3);
+    expect_reject("{\"name\":\"x\"," NODES2 ",\"links\":[\n"
+                  "{\"a\":\"g0\",\"b\":\"g0\",\"kind\":\"pcie\",\"gbs\":1,\"latency_us\":1}]}",
+                  "to itself", 3);
+    expect_reject("{\"name\":\"x\"," NODES2 ",\"links\":[\n"
+                  "{\"a\":\"g0\",\"b\":\"g1\",\"kind\":\"wire\",\"gbs\":1,\"latency_us\":1}]}",
+                  "unknown value \"wire\"", 3);
+    expect_reject("{\"name\":\"x\"," NODES2 ",\"links\":[]}",
+                  "gpu \"g1\" cannot reach gpu \"g0\"", 2);
+    expect_reject("{\"name\":\"x\",\"nodes\":[{\"id\":\"g0\",\"kind\":\"gpu\"},\n"
+                  "{\"id\":\"g0\",\"kind\":\"cpu\"}],\"links\":[]}",
+                  "duplicate node id \"g0\"", 2);
+    expect_reject("{\"name\":\"x\",\"nodes\":[{\"id\":\"g0\",\"kind\":\"tpu\"}],\"links\":[]}",
+                  "unknown value \"tpu\"", 1);
+    expect_reject("{\"name\":\"x\",\"nodes\":[{\"id\":\"c\",\"kind\":\"cpu\"}],\"links\":[]}",
+                  "no GPU", 1);
+    expect_reject("{\"name\":\"x\",\"nodes\":[{\"id\":\"g\",\"kind\":\"gpu\"},\n"
+                  "{\"id\":\"n\",\"kind\":\"nic\"}],\"links\":[]}",
+                  "missing required key \"net_gbs\"", 2);
+    expect_reject("{\"name\":\"x\",\"nodes\":[{\"id\":\"g\",\"kind\":\"gpu\",\"net_gbs\":3}],"
+                  "\"links\":[]}",
+                  "for nic nodes only", 1);
+    expect_reject("{\"name\":\"x\",\"nodes\":[{\"id\":\"g\",\"kind\":\"gpu\"},\n"
+                  "{\"id\":\"s\",\"kind\":\"pcie_switch\",\"reduce_gbs\":3}],\"links\":[]}",
+                  "cannot reduce", 2);
+    expect_reject("{\"name\":\"x\"," NODES2 ",\"links\":[],\n\"calibration\":{\"nvlink\":"
+                  "{\"bw_eff\":1.5}}}",
+                  "fraction in (0, 1]", 3);
+    expect_reject("{\"name\":\"x\"," NODES2 ",\"links\":[],\"extra\":1}", "unknown key \"extra\"",
+                  0);
+}
+
+/* Two hosts of (2 GPUs + 1 NIC on a switch): nodes 2 x 4 + 1 switch = 9;
+ * links 2 x (3 + 1 NIC uplink) = 8. */
+static void test_replicate(void **state)
+{
+    cp_topo *t, *r;
+    cp_err e;
+    cp_reach reach;
+    int a, b;
+    (void)state;
+    assert_int_equal(load("{\"name\":\"h\",\"nodes\":[{\"id\":\"g0\",\"kind\":\"gpu\"},"
+                          "{\"id\":\"g1\",\"kind\":\"gpu\"},{\"id\":\"s\",\"kind\":\"pcie_switch\"},"
+                          "{\"id\":\"n\",\"kind\":\"nic\",\"net_gbs\":12.5,\"net_latency_us\":2}],"
+                          "\"links\":["
+                          "{\"a\":\"g0\",\"b\":\"s\",\"kind\":\"pcie\",\"gbs\":12,\"latency_us\":0.5},"
+                          "{\"a\":\"g1\",\"b\":\"s\",\"kind\":\"pcie\",\"gbs\":12,\"latency_us\":0.5},"
+                          "{\"a\":\"n\",\"b\":\"s\",\"kind\":\"pcie\",\"gbs\":12,\"latency_us\":0.5}]}",
+                          &t, &e),
+                     CP_OK);
+    assert_int_equal(cp_topo_replicate(t, 2, &r, &e), CP_OK);
+    assert_int_equal(r->nnodes, 9);
+    assert_int_equal(r->nlinks, 8);
+    assert_int_equal(r->ngpus, 4);
+    assert_int_equal(r->nhosts, 2);
+    a = cp_topo_find(r, "h0/g0");
+    b = cp_topo_find(r, "h1/g0");
+    assert_true(a >= 0 && b >= 0);
+    assert_int_equal(cp_reach_from(r, a, &reach, &e), CP_OK);
+    /* g0 -> s -> n -> netsw -> n' -> s' -> g0': min(12, 12, 12.5, 12.5, 12, 12) = 12;
+     * latency 0.5 + 0.5 + 2 + 2 + 0.5 + 0.5 = 6 us over 6 hops */
+    assert_near(reach.bott[b], 12.0, 0);
+    assert_near(reach.lat_us[b], 6.0, 1e-12);
+    assert_int_equal(reach.hops[b], 6);
+    cp_reach_free(&reach);
+    /* replicating a multi-host topology is refused */
+    {
+        cp_topo *rr;
+        assert_int_equal(cp_topo_replicate(r, 2, &rr, &e), CP_EINPUT);
+    }
+    cp_topo_free(r);
+    cp_topo_free(t);
+}
+
+static void test_replicate_needs_nic(void **state)
+{
+    cp_topo *t, *r;
+    cp_err e;
+    (void)state;
+    assert_int_equal(load(two_v100, &t, &e), CP_OK);
+    assert_int_equal(cp_topo_replicate(t, 2, &r, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "needs a NIC"));
+    cp_topo_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_worked_example),
+        cmocka_unit_test(test_route_through_switch),
+        cmocka_unit_test(test_no_transit_through_gpu),
+        cmocka_unit_test(test_directions),
+        cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_replicate),
+        cmocka_unit_test(test_replicate_needs_nic),
+    };
+    return cmocka_run_group_tests_name("topo", tests, NULL, NULL);
+}
