@@ -28,7 +28,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 MODELS   := $(sort $(wildcard models/*.json))
 TOPOS    := $(sort $(wildcard topologies/*.json))
 
-.PHONY: all deps run test test-one unit cli asan clean help models
+.PHONY: all deps run test test-one unit cli asan clean help models topologies calibration
 
 all: coarse-plan
 
@@ -38,6 +38,8 @@ help:
 	@echo "make run        set up, build, and run the main job on the shipped data"
 	@echo "make test       every unit suite and CLI case, plain and under ASan+UBSan"
 	@echo "make models     regenerate models/*.json from ../shared/data/models/*.csv"
+	@echo "make topologies regenerate topologies/*.json (tools/topogen.py)"
+	@echo "make calibration  refit the calibration to the reference nccl-tests tables"
 	@echo "make clean      remove build products"
 
 deps:
@@ -87,6 +89,17 @@ test: deps all
 	@echo "make test: all suites passed (plain and ASan+UBSan)"
 
 # ---------------------------------------------------------------- data
+NCCL_TABLES := ../shared/data/nccl-tests
+calibration: all
+	./coarse-plan calibrate $(NCCL_TABLES)/v100-sxm2-8gpu-hybridcubemesh_konnase.txt \
+	    -t topologies/dgx1-v100.json
+	./coarse-plan calibrate $(NCCL_TABLES)/aws-p3dn-2node-16xV100_efa.txt \
+	    -t topologies/aws-p3dn.json --hosts 2
+	@echo "copy the fitted numbers into tools/topogen.py (CAL_*) and run make topologies"
+
+topologies:
+	python3 tools/topogen.py
+
 models:
 	python3 tools/csv2model.py ../shared/data/models models
 

@@ -21,6 +21,8 @@ typedef struct command {
 static const command commands[] = {
     {"check", cmd_check, "validate model, topology and plan files"},
     {"info", cmd_info, "describe a model or a topology and its bottlenecks"},
+    {"collective", cmd_collective, "predicted collective times in nccl-tests layout"},
+    {"calibrate", cmd_calibrate, "fit link efficiencies and step latencies to nccl-tests output"},
 };
 
 static void usage(FILE *f)

@@ -54,6 +54,7 @@ void cp_topo_free(cp_topo *t)
     free(t->adj_arc);
     free(t->name);
     free(t->src_path);
+    cp_topo_free(t->rep_base);
     free(t);
 }
 
@@ -212,6 +213,43 @@ int cp_topo_count(const cp_topo *t, cp_node_kind k)
     return n;
 }
 
+cp_topo *cp_topo_clone(const cp_topo *src)
+{
+    cp_topo *t = cp_topo_new(src->name);
+    cp_err e;
+    int i;
+    if (!t)
+        return NULL;
+    t->calib = src->calib;
+    if (src->src_path && !(t->src_path = strdup(src->src_path)))
+        goto fail;
+    for (i = 0; i < src->nnodes; i++) {
+        const cp_node *n = &src->nodes[i];
+        int k = cp_topo_add_node(t, n->id, n->kind, n->host);
+        char *id;
+        if (k < 0)
+            goto fail;
+        id = t->nodes[k].id;
+        t->nodes[k] = *n;
+        t->nodes[k].id = id;
+        t->nodes[k].model = n->model ? strdup(n->model) : NULL;
+        if (n->model && !t->nodes[k].model)
+            goto fail;
+    }
+    for (i = 0; i < src->nlinks; i++) {
+        int k = cp_topo_add_link(t, 0, 0, CP_PCIE, 1, 1, 1);
+        if (k < 0)
+            goto fail;
+        t->links[k] = src->links[i];
+    }
+    if (cp_topo_index(t, &e) != CP_OK)
+        goto fail;
+    return t;
+fail:
+    cp_topo_free(t);
+    return NULL;
+}
+
 /* Copy node `src` into `dst` as host h with a prefixed id. */
 static int copy_node(cp_topo *dst, const cp_node *src, int h)
 {
@@ -249,9 +287,10 @@ static int add_host(cp_topo *dst, const cp_topo *src, int h, int sw)
     }
     for (i = 0; i < src->nnodes; i++) {
         const cp_node *n = &src->nodes[i];
+        /* half the NIC-to-NIC latency on each side of the switch */
         if (n->kind == CP_NIC &&
             cp_topo_add_link(dst, base + i, sw, CP_NET, n->net_gbs, n->net_gbs,
-                             n->net_lat_us) < 0)
+                             n->net_lat_us / 2) < 0)
             return -1;
     }
     return 0;
@@ -297,6 +336,10 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
         cp_topo_free(t);
         return rc;
     }
+    t->rep_hosts = nhosts;
+    t->rep_base = cp_topo_clone(src);
+    if (!t->rep_base)
+        goto oom;
     *out = t;
     return CP_OK;
 oom:

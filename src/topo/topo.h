@@ -83,6 +83,9 @@ typedef struct cp_topo {
     int nhosts;         /* 1 + the largest host number of any GPU */
     int *adj_off;       /* arcs leaving node v: adj_arc[adj_off[v] .. adj_off[v+1]) */
     int *adj_arc;
+    /* set by cp_topo_replicate: */
+    int rep_hosts;      /* number of copies, 0 when not a replica */
+    struct cp_topo *rep_base; /* owned copy of the single-host source, or NULL */
 } cp_topo;
 
 /* Arc helpers: arc 2k+d is link k in direction d (0: a->b, 1: b->a). */
@@ -129,6 +132,9 @@ int cp_topo_index(cp_topo *t, cp_err *e);
  * when all GPUs are connected.  Needs cp_topo_index. */
 int cp_topo_unreachable_gpu(const cp_topo *t);
 
+/* A deep copy (indexed), or NULL when out of memory. */
+cp_topo *cp_topo_clone(const cp_topo *src);
+
 /* Node index of `id`, or -1.  Linear: for lookups outside loading. */
 int cp_topo_find(const cp_topo *t, const char *id);
 
@@ -137,7 +143,7 @@ int cp_topo_count(const cp_topo *t, cp_node_kind k);
 
 /* A new topology made of `nhosts` copies of the single-host `src`, every
  * copy's NICs joined to one non-blocking network switch by a net link of the
- * NIC's speed and latency.  Ids become "h<k>/<id>".  CP_EINPUT when src
+ * NIC's speed and half its NIC-to-NIC latency (two such links per crossing).  Ids become "h<k>/<id>".  CP_EINPUT when src
  * already has several hosts or has no NIC. */
 int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e);
 

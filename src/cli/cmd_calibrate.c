@@ -1,0 +1,235 @@
+/*
+ * cmd_calibrate.c - `coarse-plan calibrate NCCL_TESTS_OUTPUT -t TOPO`: fit the
+ * topology's calibration block to a measured nccl-tests table, print the fit
+ * and the residual of every row, and with -o write the calibrated topology.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/fileio.h"
+#include "core/units.h"
+#include "cost/calibrate.h"
+#include "load/load.h"
+#include "out/jsonfmt.h"
+
+static const char help[] =
+    "usage: coarse-plan calibrate NCCL_TESTS_OUTPUT -t TOPO [--hosts N] [-o OUT.json]\n"
+    "                             [--op OP] [-a ALG] [--launch-us US] [--json]\n"
+    "\n"
+    "Fit the topology's calibration to measured nccl-tests output (all_reduce_perf\n"
+    "console output, verbatim): the achieved fraction of nominal bandwidth (bw_eff)\n"
+    "of the link kind that binds, from the largest sizes, and the software latency\n"
+    "per step (step_us) of the slowest link kind, from the smallest sizes.  Prints\n"
+    "the fit and, for every row, measured and predicted time and the error.\n"
+    "\n"
+    "  -t, --topo FILE     topology JSON describing the measured machine\n"
+    "      --hosts N       the measurement spanned N copies of it\n"
+    "  -o, --output FILE   write the topology with the fitted calibration block\n"
+    "      --op OP         operation measured (default allreduce)\n"
+    "  -a, --algo ALG      algorithm NCCL used (default ring)\n"
+    "      --launch-us US  fixed launch cost per kernel (default: the topology's, or\n"
+    "                      5 us when it has no calibration block)\n"
+    "      --json          the fit and the rows as JSON\n"
+    "\n"
+    "The GPUs driven by one thread (nccl-tests -g) come from the table's header.\n"
+    "Method and the shipped fits: docs/calibration.md.\n";
+
+enum { OPT_HOSTS = 256, OPT_OP, OPT_LAUNCH, OPT_JSON };
+
+/* Default launch cost of one kernel when the topology has no calibration:
+ * CUDA's documented launch overhead is a few microseconds; 5 us is the
+ * round figure NVIDIA quotes (docs/calibration.md). */
+#define DEFAULT_LAUNCH_US 5.0
+
+typedef struct opts {
+    const char *table, *topo, *out;
+    int hosts, alg, json;
+    cp_coll_op op;
+    double launch;   /* < 0: keep the topology's */
+} opts;
+
+static int parse_opts(int argc, char **argv, opts *o)
+{
+    static const struct option lo[] = {
+        {"topo", required_argument, NULL, 't'},     {"hosts", required_argument, NULL, OPT_HOSTS},
+        {"output", required_argument, NULL, 'o'},   {"op", required_argument, NULL, OPT_OP},
+        {"algo", required_argument, NULL, 'a'},     {"launch-us", required_argument, NULL, OPT_LAUNCH},
+        {"json", no_argument, NULL, OPT_JSON},      {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0}};
+    int c, k;
+    memset(o, 0, sizeof *o);
+    o->hosts = 1;
+    o->alg = CP_ALG_RING;
+    o->launch = -1;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":ht:o:a:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': fputs(help, stdout); return -1;
+        case 't': o->topo = optarg; break;
+        case 'o': o->out = optarg; break;
+        case OPT_HOSTS:
+            if (cli_parse_hosts("calibrate", optarg, &o->hosts))
+                return CP_EINPUT;
+            break;
+        case OPT_OP:
+            for (k = 0; k < CP_OPS && strcmp(optarg, cp_coll_op_name((cp_coll_op)k)); k++)
+                ;
+            if (k == CP_OPS)
+                return cli_usage("calibrate", "--op: unknown operation '%s'", optarg);
+            o->op = (cp_coll_op)k;
+            break;
+        case 'a':
+            for (k = 0; k < CP_ALGS && strcmp(optarg, cp_coll_alg_name((cp_coll_alg)k)); k++)
+                ;
+            if (k == CP_ALGS)
+                return cli_usage("calibrate", "-a: unknown algorithm '%s' (ring, tree, nvls, "
+                                 "hier)", optarg);
+            o->alg = k;
+            break;
+        case OPT_LAUNCH:
+            if (cp_parse_double(optarg, &o->launch) || o->launch < 0 || o->launch > 1e4)
+                return cli_usage("calibrate", "--launch-us: expected 0 to 10000, got '%s'",
+                                 optarg);
+            break;
+        case OPT_JSON: o->json = 1; break;
+        case ':': return cli_usage("calibrate", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage("calibrate", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind + 1 != argc)
+        return cli_usage("calibrate", optind >= argc ? "the nccl-tests output file is required"
+                                                     : "give one nccl-tests output file");
+    o->table = argv[optind];
+    if (!o->topo)
+        return cli_usage("calibrate", "-t TOPO is required");
+    if (o->out && (cp_same_file(o->out, o->topo) || cp_same_file(o->out, o->table)))
+        return cli_usage("calibrate", "-o %s would overwrite an input", o->out);
+    return CP_OK;
+}
+
+/* The calibration block as JSON: launch_us and every kind that is not the
+ * default (bw_eff 1, step_us 0). */
+static json_t *calib_json(const cp_calib *c, const char *note)
+{
+    json_t *o = json_object();
+    int k;
+    json_object_set_new(o, "note", json_string(note));
+    json_object_set_new(o, "launch_us", cli_real(c->launch_us, 4));
+    for (k = 0; k < CP_LINK_KINDS; k++) {
+        json_t *sub;
+        if (c->kind[k].bw_eff == 1 && c->kind[k].step_us == 0)
+            continue;
+        sub = json_object();
+        json_object_set_new(sub, "bw_eff", cli_real(c->kind[k].bw_eff, 4));
+        json_object_set_new(sub, "step_us", cli_real(c->kind[k].step_us, 4));
+        json_object_set_new(o, cp_link_kind_name((cp_link_kind)k), sub);
+    }
+    return o;
+}
+
+/* The source topology file with its calibration block replaced. */
+static int write_topology(const opts *o, const cp_calib *calib, cp_err *e)
+{
+    cp_jdoc d;
+    cp_outfile out;
+    char note[512];
+    int rc = cp_jdoc_load(&d, o->topo, e);
+    if (rc)
+        return rc;
+    snprintf(note, sizeof note, "fitted by coarse-plan calibrate to %s", o->table);
+    json_object_set_new(d.root, "calibration", calib_json(calib, note));
+    rc = cp_out_open(&out, o->out, e);
+    if (rc == CP_OK) {
+        if (cp_json_write_doc(d.root, out.f)) {
+            cp_out_abort(&out);
+            rc = cp_fail(e, CP_EINTERNAL, "writing %s failed", o->out);
+        } else {
+            rc = cp_out_commit(&out, e);
+        }
+    }
+    cp_jdoc_free(&d);
+    return rc;
+}
+
+static void print_fit(const opts *o, const cp_topo *t, const cp_nccl_table *tab,
+                      const cp_fit *f)
+{
+    int i;
+    printf("# calibrate: %s on %s (%d GPUs, %d per thread), %s %s\n", o->table, t->name,
+           t->ngpus, tab->gpus_per_thread, cp_coll_op_name(o->op), cp_coll_alg_name(f->alg));
+    printf("# %s bw_eff: %.4f -> %.4f%s (from the %d largest sizes)\n",
+           cp_link_kind_name(f->bw_kind), f->bw_eff_before, f->bw_eff_after,
+           f->bw_clamped ? " (clamped: the fit asked for more than nominal)" : "", f->nbw_rows);
+    printf("# %s step_us: %.3f -> %.3f%s (from the %d smallest times)\n",
+           cp_link_kind_name(f->lat_kind), f->step_before, f->step_after,
+           f->step_clamped ? " (clamped at 0)" : "", f->nlat_rows);
+    printf("# launch_us: %.3f per kernel x %d GPUs per thread\n", t->calib.launch_us,
+           tab->gpus_per_thread);
+    printf("#%12s  %12s  %12s  %8s\n", "size (B)", "measured us", "predicted us", "error");
+    for (i = 0; i < tab->nrows; i++) {
+        const cp_nccl_row *r = &tab->rows[i];
+        printf(" %12.0f  %12.2f  %12.2f  %+7.1f%%\n", r->bytes, r->time_us, f->pred_us[i],
+               100 * (f->pred_us[i] - r->time_us) / r->time_us);
+    }
+}
+
+static int print_fit_json(const cp_topo *t, const cp_nccl_table *tab, const cp_fit *f)
+{
+    json_t *root = json_object(), *rows = json_array();
+    int i;
+    json_object_set_new(root, "topology", json_string(t->name));
+    json_object_set_new(root, "algorithm", json_string(cp_coll_alg_name(f->alg)));
+    json_object_set_new(root, "calibration", calib_json(&t->calib, "fitted"));
+    for (i = 0; i < tab->nrows; i++) {
+        json_t *r = json_object();
+        json_object_set_new(r, "bytes", json_real(tab->rows[i].bytes));
+        json_object_set_new(r, "measured_us", cli_real(tab->rows[i].time_us, 3));
+        json_object_set_new(r, "predicted_us", cli_real(f->pred_us[i], 3));
+        json_object_set_new(r, "error", cli_real((f->pred_us[i] - tab->rows[i].time_us) /
+                                                     tab->rows[i].time_us, 4));
+        json_array_append_new(rows, r);
+    }
+    json_object_set_new(root, "rows", rows);
+    return cli_dump_json(root, stdout);
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    opts o;
+    cp_topo *t = NULL;
+    cp_nccl_table tab;
+    cp_fit fit;
+    cp_err e;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? CP_OK : rc;
+    cp_err_clear(&e);
+    memset(&fit, 0, sizeof fit);
+    memset(&tab, 0, sizeof tab);
+    rc = cp_nccl_load(o.table, &tab, &e);
+    if (rc == CP_OK)
+        rc = cp_topo_load_hosts(o.topo, o.hosts, &t, &e);
+    if (rc == CP_OK) {
+        if (o.launch >= 0)
+            t->calib.launch_us = o.launch;
+        else if (!t->calib.given)
+            t->calib.launch_us = DEFAULT_LAUNCH_US;
+        rc = cp_calibrate(t, &tab, o.op, o.alg, &fit, &e);
+    }
+    if (rc == CP_OK && o.out)
+        rc = write_topology(&o, &t->calib, &e);
+    if (rc == CP_OK) {
+        if (o.json)
+            rc = print_fit_json(t, &tab, &fit) ? cp_fail(&e, CP_EINTERNAL, "writing failed") : 0;
+        else
+            print_fit(&o, t, &tab, &fit);
+    }
+    cp_fit_free(&fit);
+    cp_nccl_free(&tab);
+    cp_topo_free(t);
+    return cli_report(rc, &e);
+}

@@ -1,0 +1,318 @@
+/*
+ * cmd_collective.c - `coarse-plan collective`: the predicted nccl-tests
+ * table for one collective on one machine, and --explain: which links bind
+ * each algorithm and how its time splits into latency and bandwidth.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/units.h"
+#include "cost/collective.h"
+#include "load/load.h"
+
+static const char help[] =
+    "usage: coarse-plan collective -t TOPO [--hosts N] [-o OP] [-a ALG] [-b MIN] [-e MAX]\n"
+    "                              [-f FACTOR] [--dtype float|half] [-g N] [--json]\n"
+    "                              [--explain]\n"
+    "\n"
+    "Predict a collective's time over a range of sizes, in nccl-tests layout: size,\n"
+    "count, type, redop, time (us), algbw and busbw (GB/s), and the algorithm.\n"
+    "\n"
+    "  -t, --topo FILE       topology JSON\n"
+    "      --hosts N         replicate a single-host topology N times over its NICs\n"
+    "  -o, --op OP           allreduce (default), reducescatter, allgather, broadcast\n"
+    "  -a, --algo ALG        ring, tree, nvls, hier, or auto (default: the fastest\n"
+    "                        modelled algorithm per size, as NCCL's tuner picks)\n"
+    "  -b, --minbytes SIZE   smallest size (default 8); K, M, G suffixes (x1024)\n"
+    "  -e, --maxbytes SIZE   largest size (default 128M)\n"
+    "  -f, --stepfactor F    multiply the size by F each row (default 2)\n"
+    "      --dtype T         float (4 bytes, default) or half (2 bytes): the count column\n"
+    "  -g, --gpus-per-thread N  GPUs driven by one thread, as nccl-tests -g (default 1):\n"
+    "                        kernel launches are serialised within a thread\n"
+    "      --json            {\"rows\":[{\"bytes\",\"count\",\"time_us\",\"algbw_gbs\",\n"
+    "                        \"busbw_gbs\",\"algorithm\"}]}\n"
+    "      --explain         for each algorithm: phases, steps, latency, bandwidth, the\n"
+    "                        links that bind it and what one more GB/s on them buys,\n"
+    "                        and where the algorithms cross over\n"
+    "\n"
+    "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (reducescatter, allgather), 1\n"
+    "(broadcast), as nccl-tests documents.  The model: docs/collectives.md.\n";
+
+enum { OPT_HOSTS = 256, OPT_JSON, OPT_EXPLAIN, OPT_DTYPE };
+
+typedef struct opts {
+    const char *topo;
+    int hosts, json, explain, gpt, alg; /* alg -1 = auto */
+    cp_coll_op op;
+    int64_t minb, maxb;
+    long factor;
+    int typesize;
+} opts;
+
+static int parse_name(const char *s, const char *const *names, int n)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int parse_opts(int argc, char **argv, opts *o)
+{
+    static const struct option lo[] = {
+        {"topo", required_argument, NULL, 't'},      {"hosts", required_argument, NULL, OPT_HOSTS},
+        {"op", required_argument, NULL, 'o'},        {"algo", required_argument, NULL, 'a'},
+        {"minbytes", required_argument, NULL, 'b'},  {"maxbytes", required_argument, NULL, 'e'},
+        {"stepfactor", required_argument, NULL, 'f'}, {"dtype", required_argument, NULL, OPT_DTYPE},
+        {"gpus-per-thread", required_argument, NULL, 'g'},
+        {"json", no_argument, NULL, OPT_JSON},       {"explain", no_argument, NULL, OPT_EXPLAIN},
+        {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
+    static const char *const ops[] = {"allreduce", "reducescatter", "allgather", "broadcast"};
+    static const char *const algs[] = {"ring", "tree", "nvls", "hier", "auto"};
+    long gpt;
+    int c, k;
+    memset(o, 0, sizeof *o);
+    o->hosts = 1;
+    o->gpt = 1;
+    o->alg = -1;
+    o->minb = 8;
+    o->maxb = 128 << 20;
+    o->factor = 2;
+    o->typesize = 4;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":ht:o:a:b:e:f:g:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': fputs(help, stdout); return -1;
+        case 't': o->topo = optarg; break;
+        case OPT_HOSTS:
+            if (cli_parse_hosts("collective", optarg, &o->hosts))
+                return CP_EINPUT;
+            break;
+        case 'o':
+            if ((k = parse_name(optarg, ops, 4)) < 0)
+                return cli_usage("collective", "-o: unknown operation '%s' (allreduce, "
+                                 "reducescatter, allgather, broadcast)", optarg);
+            o->op = (cp_coll_op)k;
+            break;
+        case 'a':
+            if ((k = parse_name(optarg, algs, 5)) < 0)
+                return cli_usage("collective", "-a: unknown algorithm '%s' (ring, tree, nvls, "
+                                 "hier, auto)", optarg);
+            o->alg = k == 4 ? -1 : k;
+            break;
+        case 'b':
+        case 'e':
+            if (cp_parse_size(optarg, c == 'b' ? &o->minb : &o->maxb))
+                return cli_usage("collective", "-%c: expected a size such as 8, 64K, 128M, "
+                                 "got '%s'", c, optarg);
+            break;
+        case 'f':
+            if (cp_parse_long(optarg, 2, 1024, &o->factor))
+                return cli_usage("collective", "-f: expected a whole factor from 2 to 1024, "
+                                 "got '%s'", optarg);
+            break;
+        case 'g':
+            if (cp_parse_long(optarg, 1, 1024, &gpt))
+                return cli_usage("collective", "-g: expected 1 to 1024, got '%s'", optarg);
+            o->gpt = (int)gpt;
+            break;
+        case OPT_DTYPE:
+            if (strcmp(optarg, "float") == 0 || strcmp(optarg, "fp32") == 0)
+                o->typesize = 4;
+            else if (strcmp(optarg, "half") == 0 || strcmp(optarg, "fp16") == 0 ||
+                     strcmp(optarg, "bf16") == 0)
+                o->typesize = 2;
+            else
+                return cli_usage("collective", "--dtype: expected float or half, got '%s'",
+                                 optarg);
+            break;
+        case OPT_JSON: o->json = 1; break;
+        case OPT_EXPLAIN: o->explain = 1; break;
+        case ':': return cli_usage("collective", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage("collective", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage("collective", "unexpected argument '%s'", argv[optind]);
+    if (!o->topo)
+        return cli_usage("collective", "-t TOPO is required");
+    if (o->minb < 1 || o->maxb < o->minb)
+        return cli_usage("collective", "sizes: need 1 <= -b <= -e");
+    if (o->explain && o->json)
+        return cli_usage("collective", "--explain and --json do not combine");
+    return CP_OK;
+}
+
+/* Time and algorithm for one size; negative time when unavailable. */
+static double row_time(const cp_coll *c, const opts *o, double bytes, cp_coll_alg *alg)
+{
+    if (o->alg < 0)
+        return *alg = cp_coll_best(c, o->op, bytes, &bytes), bytes;
+    *alg = (cp_coll_alg)o->alg;
+    return cp_coll_time_us(c, o->op, *alg, bytes);
+}
+
+static void print_table(const cp_coll *c, const opts *o)
+{
+    int64_t s;
+    const char *redop = o->op == CP_OP_ALLREDUCE || o->op == CP_OP_REDUCESCATTER ? "sum" : "none";
+    printf("# coarse-plan collective: %s, %d GPUs (%d host%s x %d), %s, algorithm %s\n",
+           c->topo->name, c->nranks, c->nhosts, c->nhosts == 1 ? "" : "s", c->per_host,
+           cp_coll_op_name(o->op), o->alg < 0 ? "auto" : cp_coll_alg_name((cp_coll_alg)o->alg));
+    printf("#\n#%12s  %12s  %6s  %6s  %10s  %7s  %7s  %s\n", "size", "count", "type", "redop",
+           "time", "algbw", "busbw", "algorithm");
+    printf("#%12s  %12s  %6s  %6s  %10s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)",
+           "(GB/s)", "(GB/s)");
+    for (s = o->minb; s <= o->maxb; s *= o->factor) {
+        cp_coll_alg alg;
+        double t = row_time(c, o, (double)s, &alg);
+        double algbw = t > 0 ? (double)s / (t * 1e3) : 0;
+        printf(" %12lld  %12lld  %6s  %6s  %10.2f  %7.2f  %7.2f  %s\n", (long long)s,
+               (long long)(s / o->typesize), o->typesize == 4 ? "float" : "half", redop, t,
+               algbw, algbw * cp_coll_busbw_factor(o->op, c->nranks), cp_coll_alg_name(alg));
+        if (s > INT64_MAX / o->factor)
+            break;
+    }
+}
+
+static int print_json(const cp_coll *c, const opts *o)
+{
+    json_t *root = json_object(), *rows = json_array();
+    int64_t s;
+    json_object_set_new(root, "topology", json_string(c->topo->name));
+    json_object_set_new(root, "operation", json_string(cp_coll_op_name(o->op)));
+    json_object_set_new(root, "gpus", json_integer(c->nranks));
+    json_object_set_new(root, "hosts", json_integer(c->nhosts));
+    for (s = o->minb; s <= o->maxb; s *= o->factor) {
+        cp_coll_alg alg;
+        double t = row_time(c, o, (double)s, &alg);
+        double algbw = t > 0 ? (double)s / (t * 1e3) : 0;
+        json_t *r = json_object();
+        json_object_set_new(r, "bytes", json_integer(s));
+        json_object_set_new(r, "count", json_integer(s / o->typesize));
+        json_object_set_new(r, "time_us", cli_real(t, 3));
+        json_object_set_new(r, "algbw_gbs", cli_real(algbw, 4));
+        json_object_set_new(r, "busbw_gbs",
+                            cli_real(algbw * cp_coll_busbw_factor(o->op, c->nranks), 4));
+        json_object_set_new(r, "algorithm", json_string(cp_coll_alg_name(alg)));
+        json_array_append_new(rows, r);
+        if (s > INT64_MAX / o->factor)
+            break;
+    }
+    json_object_set_new(root, "rows", rows);
+    return cli_dump_json(root, stdout);
+}
+
+/* One arc as "nvlink gpu0 -> gpu3 (43.0 GB/s effective)". */
+static void print_arc(const cp_topo *t, int arc, double dual)
+{
+    const cp_link *l = &t->links[arc >> 1];
+    printf("        %-7s %s -> %s: %.1f GB/s effective; +1 GB/s there gives %+.3f GB/s\n",
+           cp_link_kind_name(l->kind), t->nodes[cp_arc_tail(t, arc)].id,
+           t->nodes[cp_arc_head(t, arc)].id,
+           l->gbs[arc & 1] * t->calib.kind[l->kind].bw_eff, dual);
+}
+
+static void explain_alg(const cp_coll *c, const opts *o, cp_coll_alg alg)
+{
+    const cp_alg_cost *a = &c->cost[o->op][alg];
+    double big = (double)o->maxb, small = (double)o->minb;
+    int k, j;
+    if (!a->available) {
+        printf("%s: not available: %s\n", cp_coll_alg_name(alg), a->why_not);
+        return;
+    }
+    printf("%s: %d phase%s, launch %.2f us\n", cp_coll_alg_name(alg), a->nphases,
+           a->nphases == 1 ? "" : "s", c->launch_us);
+    for (k = 0; k < a->nphases; k++) {
+        const cp_phase *ph = &a->phase[k];
+        double bwt = ph->factor * big / (ph->bw_gbs * 1e3);
+        printf("  %s: %d steps, latency %.2f us; %d channel%s carry %.3g bytes per byte at "
+               "%.1f GB/s\n", ph->label, ph->steps, ph->lat_us, ph->nchannels,
+               ph->nchannels == 1 ? "" : "s", ph->factor, ph->bw_gbs);
+        printf("    at %s: latency %.1f us + bandwidth %.1f us (%.0f%% bandwidth)\n",
+               o->maxb >= 1 << 20 ? "the largest size" : "the largest size", ph->lat_us, bwt,
+               100 * bwt / (bwt + ph->lat_us + 1e-30));
+        if (ph->nbind)
+            printf("    binding links:\n");
+        for (j = 0; j < ph->nbind; j++)
+            print_arc(cp_coll_arcs(c), ph->bind_arc[j], ph->bind_dual[j]);
+    }
+    printf("  total: %.2f us at %.0f B, %.2f us at %.0f B\n",
+           cp_coll_time_us(c, o->op, alg, small), small, cp_coll_time_us(c, o->op, alg, big),
+           big);
+}
+
+/* Where two algorithms take equal time (alpha-beta lines cross). */
+static void explain_crossovers(const cp_coll *c, const opts *o)
+{
+    int a, b;
+    for (a = 0; a < CP_ALGS; a++)
+        for (b = a + 1; b < CP_ALGS; b++) {
+            double ta0 = cp_coll_time_us(c, o->op, (cp_coll_alg)a, 0);
+            double tb0 = cp_coll_time_us(c, o->op, (cp_coll_alg)b, 0);
+            double sa = cp_coll_time_us(c, o->op, (cp_coll_alg)a, 1e9) - ta0;
+            double sb = cp_coll_time_us(c, o->op, (cp_coll_alg)b, 1e9) - tb0;
+            char buf[32];
+            if (ta0 < 0 || tb0 < 0)
+                continue;
+            if ((ta0 - tb0) * (sa - sb) >= 0) {
+                cp_coll_alg w = (ta0 + sa <= tb0 + sb) ? (cp_coll_alg)a : (cp_coll_alg)b;
+                printf("%s beats %s at every size\n", cp_coll_alg_name(w),
+                       cp_coll_alg_name((int)w == a ? (cp_coll_alg)b : (cp_coll_alg)a));
+                continue;
+            }
+            cp_fmt_bytes((tb0 - ta0) / (sa - sb) * 1e9, buf, sizeof buf);
+            printf("%s is faster below %s, %s above (lower %s latency, higher %s bandwidth)\n",
+                   cp_coll_alg_name(ta0 < tb0 ? (cp_coll_alg)a : (cp_coll_alg)b), buf,
+                   cp_coll_alg_name(ta0 < tb0 ? (cp_coll_alg)b : (cp_coll_alg)a),
+                   cp_coll_alg_name(ta0 < tb0 ? (cp_coll_alg)a : (cp_coll_alg)b),
+                   cp_coll_alg_name(ta0 < tb0 ? (cp_coll_alg)b : (cp_coll_alg)a));
+        }
+}
+
+static void print_explain(const cp_coll *c, const opts *o)
+{
+    int alg;
+    printf("%s on %s: %d GPUs (%d host%s x %d); %d candidate rings searched\n",
+           cp_coll_op_name(o->op), c->topo->name, c->nranks, c->nhosts,
+           c->nhosts == 1 ? "" : "s", c->per_host, c->ring_candidates);
+    for (alg = 0; alg < CP_ALGS; alg++)
+        explain_alg(c, o, (cp_coll_alg)alg);
+    explain_crossovers(c, o);
+}
+
+int cmd_collective(int argc, char **argv)
+{
+    opts o;
+    cp_topo *t;
+    cp_coll c;
+    cp_err e;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? CP_OK : rc;
+    cp_err_clear(&e);
+    rc = cp_topo_load_hosts(o.topo, o.hosts, &t, &e);
+    if (rc)
+        return cli_report(rc, &e);
+    rc = cp_coll_build(t, o.gpt, &c, &e);
+    if (rc == CP_OK && o.alg >= 0 && !c.cost[o.op][o.alg].available)
+        rc = cp_fail(&e, CP_EINPUT, "-a %s on %s: %s", cp_coll_alg_name((cp_coll_alg)o.alg),
+                     t->name, c.cost[o.op][o.alg].why_not);
+    if (rc == CP_OK) {
+        if (o.json)
+            rc = print_json(&c, &o) ? cp_fail(&e, CP_EINTERNAL, "writing output failed") : CP_OK;
+        else if (o.explain)
+            print_explain(&c, &o);
+        else
+            print_table(&c, &o);
+    }
+    cp_coll_free(&c);
+    cp_topo_free(t);
+    return cli_report(rc, &e);
+}

@@ -1,0 +1,101 @@
+/*
+ * collective.h - predicted time of NCCL-style collectives on a topology.
+ *
+ * For each operation (AllReduce, ReduceScatter, AllGather, Broadcast) and
+ * algorithm (ring, tree, NVLS in-switch reduction, hierarchical multi-host)
+ * the model is a sum of at most three phases, each an alpha-beta term:
+ *
+ *     T(S) = launch + sum over phases ( lat_us + factor x S / bw )
+ *
+ * where lat_us is the latency of the phase's steps (hardware latency of
+ * every hop plus the calibrated software cost per step, docs/collectives.md
+ * eq. C1-C8), factor is the bytes each channel carries per byte of buffer
+ * (2(n-1)/n for a ring AllReduce), and bw is the packed bandwidth of the
+ * phase's channels (pack.h), which knows which links bind.
+ *
+ * Building the model (cp_coll_build) searches rings, packs channels and does
+ * every route computation once; evaluating a size is then O(1), so a sweep
+ * over 30 sizes on 1,024 GPUs costs one build.  Multi-host machines made by
+ * --hosts are modelled on a two-host window: with a non-blocking network
+ * every host boundary looks the same, so the packed rates of two hosts hold
+ * for any number; step counts use the real number of GPUs.
+ *
+ * Ownership: a cp_coll owns its arrays; cp_coll_free releases them.  It
+ * borrows the topology, which must outlive it.
+ */
+#ifndef CP_COLLECTIVE_H
+#define CP_COLLECTIVE_H
+
+#include "topo/topo.h"
+
+typedef enum cp_coll_op {
+    CP_OP_ALLREDUCE, CP_OP_REDUCESCATTER, CP_OP_ALLGATHER, CP_OP_BROADCAST, CP_OPS
+} cp_coll_op;
+
+typedef enum cp_coll_alg {
+    CP_ALG_RING, CP_ALG_TREE, CP_ALG_NVLS, CP_ALG_HIER, CP_ALGS
+} cp_coll_alg;
+
+/* Arcs a phase is limited by, most binding first (for --explain). */
+#define CP_COLL_MAX_BIND 6
+
+typedef struct cp_phase {
+    const char *label;   /* "ring", "intra-host reduce-scatter", ... */
+    double lat_us;       /* latency of all its steps */
+    double factor;       /* bytes per channel per byte of buffer */
+    double bw_gbs;       /* packed bandwidth of its channels */
+    int steps;           /* algorithm steps (for the latency story) */
+    int nchannels;       /* channels the packing used */
+    int nbind;
+    int bind_arc[CP_COLL_MAX_BIND];
+    double bind_dual[CP_COLL_MAX_BIND];
+} cp_phase;
+
+typedef struct cp_alg_cost {
+    int available;        /* 0 when this machine cannot run it */
+    char why_not[160];    /* reason, when not available */
+    int nphases;
+    cp_phase phase[3];
+} cp_alg_cost;
+
+typedef struct cp_coll {
+    const cp_topo *topo;  /* borrowed */
+    int nranks;           /* GPUs taking part (all GPUs of the topology) */
+    int nhosts;           /* hosts */
+    int per_host;         /* GPUs per host */
+    double launch_us;     /* cost of one call: calibration launch_us x GPUs per thread */
+    cp_alg_cost cost[CP_OPS][CP_ALGS];
+    int ring_candidates;  /* rings offered to the packing LP (for explain/bench) */
+    cp_topo *window;      /* owned two-host window of a large replica, else NULL */
+} cp_coll;
+
+/* The topology that the arc ids in the phases refer to (the window, or the
+ * machine itself). */
+static inline const cp_topo *cp_coll_arcs(const cp_coll *c)
+{
+    return c->window ? c->window : c->topo;
+}
+
+const char *cp_coll_op_name(cp_coll_op op);        /* "allreduce", ... */
+const char *cp_coll_alg_name(cp_coll_alg alg);     /* "ring", "tree", "nvls", "hier" */
+
+/* nccl-tests bus-bandwidth factor: 2(n-1)/n, (n-1)/n, (n-1)/n, 1. */
+double cp_coll_busbw_factor(cp_coll_op op, int nranks);
+
+/* Build the model.  gpus_per_thread is nccl-tests' -g (kernel launches are
+ * serialised within a thread); 1 for frameworks with one process per GPU. */
+int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e);
+
+void cp_coll_free(cp_coll *c);
+
+/* Predicted time in us of `op` on `bytes` with `alg`; a negative value when
+ * the algorithm is not available for this operation. */
+double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes);
+
+/* The fastest available algorithm for `op` at `bytes` among those NCCL's
+ * tuner chooses from (ring, tree across hosts, NVLS): what NCCL would pick.
+ * hier (Horovod-style hierarchical) is not NCCL's and must be asked for.
+ * Its time goes to *us. */
+cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *us);
+
+#endif

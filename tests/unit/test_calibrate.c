@@ -1,0 +1,142 @@
+/*
+ * test_calibrate.c - the nccl-tests parser and the calibration fit.
+ *
+ * The fit is checked on a table generated from known parameters (it must
+ * recover them), and the shipped topologies are checked to carry what the
+ * fit gives on the reference tables today.
+ */
+#include "testutil.h"
+
+#include "cost/calibrate.h"
+#include "load/load.h"
+
+static void test_parse_reference_tables(void **state)
+{
+    cp_nccl_table t;
+    cp_err e;
+    (void)state;
+    if (!have_shared_data()) {
+        print_message("reference data absent (" SHARED_DATA "): parser check not run\n");
+        return;
+    }
+    /* 8 B .. 128 MB doubling = 25 rows; header "nThread 1 nGpus 8" */
+    assert_int_equal(cp_nccl_load(SHARED_DATA "/nccl-tests/v100-sxm2-8gpu-hybridcubemesh_konnase.txt",
+                                  &t, &e), CP_OK);
+    assert_int_equal(t.nrows, 25);
+    assert_int_equal(t.gpus_per_thread, 8);
+    assert_near(t.rows[0].bytes, 8, 0);
+    assert_near(t.rows[0].time_us, 48.46, 1e-9);  /* first row, out-of-place time */
+    assert_near(t.rows[24].busbw, 129.14, 1e-9);   /* last row busbw */
+    cp_nccl_free(&t);
+    /* 8 B .. 1 GiB doubling = 28 rows; "nGpus 1" */
+    assert_int_equal(cp_nccl_load(SHARED_DATA "/nccl-tests/aws-p3dn-2node-16xV100_efa.txt", &t,
+                                  &e), CP_OK);
+    assert_int_equal(t.nrows, 28);
+    assert_int_equal(t.gpus_per_thread, 1);
+    assert_near(t.rows[27].time_us, 228178, 1e-9);
+    cp_nccl_free(&t);
+}
+
+static void test_parse_errors(void **state)
+{
+    cp_nccl_table t;
+    cp_err e;
+    char *p;
+    (void)state;
+    p = write_temp("# nThread 1 nGpus 1\n        8      2   float  sum  abc  0.00  0.00  0\n");
+    assert_int_equal(cp_nccl_load(p, &t, &e), CP_EINPUT);
+    assert_int_equal(e.line, 2);
+    assert_non_null(strstr(e.msg, "time"));
+    drop_temp(p);
+    p = write_temp("nothing to see here\n");
+    assert_int_equal(cp_nccl_load(p, &t, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "no nccl-tests data rows"));
+    drop_temp(p);
+    p = write_temp("16 4 float sum 5.0 0 0 0 5.0 0 0 0\n8 2 float sum 5.0 0 0 0 5.0 0 0 0\n");
+    assert_int_equal(cp_nccl_load(p, &t, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "increase"));
+    drop_temp(p);
+}
+
+/* A 4-GPU NVLink square (25 GB/s links, 1 us hops): ring B = 50 x bw_eff,
+ * L = 4 x (1 + step_us).  Generate T(S) = 1.5 L + 1.5 S / (B x 1e3) with
+ * bw_eff 0.5 and step_us 2, i.e. T = 18 + 1.5 S / 25e3, and fit. */
+static void test_fit_recovers_parameters(void **state)
+{
+    cp_topo *t = cp_topo_new("square");
+    cp_nccl_table tab;
+    cp_fit fit;
+    cp_err e;
+    int i, g[4];
+    (void)state;
+    for (i = 0; i < 4; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "g%d", i);
+        g[i] = cp_topo_add_node(t, id, CP_GPU, 0);
+    }
+    for (i = 0; i < 4; i++)
+        cp_topo_add_link(t, g[i], g[(i + 1) % 4], CP_NVLINK, 25, 0, 1.0);
+    assert_int_equal(cp_topo_index(t, &e), CP_OK);
+    memset(&tab, 0, sizeof tab);
+    tab.gpus_per_thread = tab.nthreads = 1;
+    tab.nrows = 28;
+    tab.rows = calloc(28, sizeof *tab.rows);
+    for (i = 0; i < 28; i++) {
+        tab.rows[i].bytes = 8.0 * (1 << i) / 1; /* 8 B .. 1 GiB */
+        tab.rows[i].time_us = 18 + 1.5 * tab.rows[i].bytes / 25e3;
+    }
+    assert_int_equal(cp_calibrate(t, &tab, CP_OP_ALLREDUCE, CP_ALG_RING, &fit, &e), CP_OK);
+    assert_int_equal(fit.bw_kind, CP_NVLINK);
+    assert_near(t->calib.kind[CP_NVLINK].bw_eff, 0.5, 1e-6);
+    assert_near(t->calib.kind[CP_NVLINK].step_us, 2.0, 1e-6);
+    for (i = 0; i < 28; i++)
+        assert_rel(fit.pred_us[i], tab.rows[i].time_us, 1e-6);
+    cp_fit_free(&fit);
+    free(tab.rows);
+    cp_topo_free(t);
+}
+
+/* The calibration shipped in the topologies is what the fit gives now. */
+static void expect_shipped(const char *table, const char *topo, int hosts, cp_link_kind kind)
+{
+    cp_nccl_table tab;
+    cp_topo *t;
+    cp_fit fit;
+    cp_err e;
+    double eff, step;
+    assert_int_equal(cp_nccl_load(table, &tab, &e), CP_OK);
+    assert_int_equal(cp_topo_load_hosts(topo, hosts, &t, &e), CP_OK);
+    eff = t->calib.kind[kind].bw_eff;
+    step = t->calib.kind[kind].step_us;
+    assert_int_equal(cp_calibrate(t, &tab, CP_OP_ALLREDUCE, CP_ALG_RING, &fit, &e), CP_OK);
+    assert_int_equal(fit.bw_kind, kind);
+    assert_near(t->calib.kind[kind].bw_eff, eff, 1e-3);
+    assert_near(t->calib.kind[kind].step_us, step, 1e-2);
+    cp_fit_free(&fit);
+    cp_topo_free(t);
+    cp_nccl_free(&tab);
+}
+
+static void test_shipped_calibration_current(void **state)
+{
+    (void)state;
+    if (!have_shared_data()) {
+        print_message("reference data absent (" SHARED_DATA "): calibration check not run\n");
+        return;
+    }
+    expect_shipped(SHARED_DATA "/nccl-tests/v100-sxm2-8gpu-hybridcubemesh_konnase.txt",
+                   "topologies/dgx1-v100.json", 1, CP_NVLINK);
+    expect_shipped(SHARED_DATA "/nccl-tests/aws-p3dn-2node-16xV100_efa.txt",
+                   "topologies/aws-p3dn.json", 2, CP_NET);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_reference_tables),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_fit_recovers_parameters),
+        cmocka_unit_test(test_shipped_calibration_current),
+    };
+    return cmocka_run_group_tests_name("calibrate", tests, NULL, NULL);
+}

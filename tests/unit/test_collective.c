@@ -1,0 +1,259 @@
+/*
+ * test_collective.c - the collective model on small machines whose answers
+ * are worked by hand (no calibration: bw_eff 1, step 0, launch 0), and
+ * against the two measured nccl-tests tables with the shipped topologies.
+ *
+ * Notation: n GPUs, S bytes, ring AllReduce T = 2(n-1)/n x L + 2(n-1)/n x S / B
+ * with L the summed hop latency of one trip around the ring and B the packed
+ * ring bandwidth (docs/collectives.md eq. C2).  Times in us; S / (B GB/s) =
+ * S / (B x 1e3) us.
+ */
+#include "testutil.h"
+
+#include "cost/collective.h"
+#include "load/load.h"
+#include "load/nccltests.h"
+
+#define S 1e8 /* 100 MB */
+
+static cp_topo *finish(cp_topo *t)
+{
+    cp_err e;
+    assert_int_equal(cp_topo_index(t, &e), CP_OK);
+    return t;
+}
+
+/* g0 - g1 - g2 - g3 - g0 by NVLink of `gbs`, last link `last_gbs`, 1 us each. */
+static cp_topo *nvlink_square(double gbs, double last_gbs)
+{
+    cp_topo *t = cp_topo_new("square");
+    int g[4], i;
+    char id[16];
+    for (i = 0; i < 4; i++) {
+        snprintf(id, sizeof id, "g%d", i);
+        g[i] = cp_topo_add_node(t, id, CP_GPU, 0);
+    }
+    for (i = 0; i < 4; i++)
+        cp_topo_add_link(t, g[i], g[(i + 1) % 4], CP_NVLINK, i == 3 ? last_gbs : gbs, 0, 1.0);
+    return finish(t);
+}
+
+/* Four GPUs on identical 25 GB/s links: two rings (one each way) use every
+ * link direction once, B = 2 x 25 = 50.  L = 4 hops x 1 us.
+ * T = 1.5 x 4 + 1.5 x 1e8 / 50e3 = 6 + 3000 = 3006 us. */
+static void test_ring_identical_links(void **state)
+{
+    cp_topo *t = nvlink_square(25, 25);
+    cp_coll c;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_near(c.cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0].bw_gbs, 50.0, 1e-6);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, S), 3006.0, 1e-6);
+    /* ReduceScatter: half the steps and bytes: 0.75 x 4 + 0.75 x 1e8 / 50e3 = 1503 */
+    assert_near(cp_coll_time_us(&c, CP_OP_REDUCESCATTER, CP_ALG_RING, S), 1503.0, 1e-6);
+    /* Broadcast: (n-1)/n x L + S / B = 3 + 2000 */
+    assert_near(cp_coll_time_us(&c, CP_OP_BROADCAST, CP_ALG_RING, S), 2003.0, 1e-6);
+    assert_int_equal(c.cost[CP_OP_ALLREDUCE][CP_ALG_NVLS].available, 0);
+    cp_coll_free(&c);
+    cp_topo_free(t);
+}
+
+/* The same square with g3 - g0 at 5 GB/s: both rings must cross it (once,
+ * in opposite directions), so each runs at 5: B = 10.
+ * T = 6 + 1.5 x 1e8 / 10e3 = 6 + 15000 = 15006 us; the slow link binds. */
+static void test_ring_through_slow_link(void **state)
+{
+    cp_topo *t = nvlink_square(25, 5);
+    cp_coll c;
+    cp_err e;
+    const cp_phase *ph;
+    (void)state;
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    ph = &c.cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0];
+    assert_near(ph->bw_gbs, 10.0, 1e-6);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, S), 15006.0, 1e-6);
+    assert_true(ph->nbind >= 1);
+    assert_int_equal(ph->bind_arc[0] >> 1, 3); /* link 3 is g3 - g0 */
+    cp_coll_free(&c);
+    cp_topo_free(t);
+}
+
+/* Two PCIe switches with two GPUs each under one CPU; GPU links 12 GB/s,
+ * uplinks 8 GB/s, every hop 1 us.  Any ring crosses between the switches at
+ * least once each way, so every uplink direction carries the ring's full
+ * rate: B = 8.  The best ring (g0 g1 g2 g3) has hops of 2, 4, 2, 4 links:
+ * L = 12 us.  T = 1.5 x 12 + 1.5 x 1e8 / 8e3 = 18 + 18750 = 18768 us. */
+static void test_shared_pcie_uplink(void **state)
+{
+    cp_topo *t = cp_topo_new("pcie");
+    int g[4], sw[2], cpu, i;
+    cp_coll c;
+    cp_err e;
+    (void)state;
+    cpu = cp_topo_add_node(t, "cpu", CP_CPU, 0);
+    sw[0] = cp_topo_add_node(t, "sw0", CP_PCIE_SWITCH, 0);
+    sw[1] = cp_topo_add_node(t, "sw1", CP_PCIE_SWITCH, 0);
+    for (i = 0; i < 4; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "g%d", i);
+        g[i] = cp_topo_add_node(t, id, CP_GPU, 0);
+        cp_topo_add_link(t, g[i], sw[i / 2], CP_PCIE, 12, 0, 1.0);
+    }
+    cp_topo_add_link(t, sw[0], cpu, CP_PCIE, 8, 0, 1.0);
+    cp_topo_add_link(t, sw[1], cpu, CP_PCIE, 8, 0, 1.0);
+    finish(t);
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_near(c.cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0].bw_gbs, 8.0, 1e-6);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, S), 18768.0, 1e-6);
+    cp_coll_free(&c);
+    cp_topo_free(t);
+}
+
+/* Two hosts, each: two GPUs joined by one 50 GB/s NVLink, both on a PCIe
+ * switch (12 GB/s) with one NIC (PCIe 12, network 10 GB/s, 2 us NIC to NIC);
+ * every bus hop 1 us.  Hierarchical AllReduce (eq. C8), n = 2, H = 2:
+ *   reduce-scatter in host: the 2-GPU ring uses the NVLink both ways, B = 50;
+ *     (n-1)/n x S / B = 0.5 x 1e8 / 50e3 = 1000 us; latency 0.5 x (1 + 1) = 1 us
+ *   peers across hosts: both GPUs' rings share the NIC: per unit rate the
+ *     NIC's network port carries 2, so B = 10 / 2 = 5;
+ *     2(H-1)/H x (S/n) / B = 1 x 5e7 / 5e3 = 10000 us;
+ *     latency 2(H-1) x hop, hop = GPU-switch 1 + switch-NIC 1 + NIC-NIC 2
+ *     + NIC-switch 1 + switch-GPU 1 = 6 us: 12 us
+ *   all-gather in host: as the reduce-scatter, 1000 us + 1 us.
+ * T = 1000 + 1 + 10000 + 12 + 1000 + 1 = 12014 us. */
+static void test_two_host_hierarchical(void **state)
+{
+    cp_topo *one = cp_topo_new("pair"), *two;
+    int g0, g1, sw, nic;
+    cp_coll c;
+    cp_err e;
+    (void)state;
+    g0 = cp_topo_add_node(one, "g0", CP_GPU, 0);
+    g1 = cp_topo_add_node(one, "g1", CP_GPU, 0);
+    sw = cp_topo_add_node(one, "sw", CP_PCIE_SWITCH, 0);
+    nic = cp_topo_add_node(one, "nic", CP_NIC, 0);
+    one->nodes[nic].net_gbs = 10;
+    one->nodes[nic].net_lat_us = 2;
+    cp_topo_add_link(one, g0, g1, CP_NVLINK, 50, 0, 1.0);
+    cp_topo_add_link(one, g0, sw, CP_PCIE, 12, 0, 1.0);
+    cp_topo_add_link(one, g1, sw, CP_PCIE, 12, 0, 1.0);
+    cp_topo_add_link(one, nic, sw, CP_PCIE, 12, 0, 1.0);
+    finish(one);
+    assert_int_equal(cp_topo_replicate(one, 2, &two, &e), CP_OK);
+    assert_int_equal(cp_coll_build(two, 1, &c, &e), CP_OK);
+    assert_int_equal(c.nranks, 4);
+    assert_near(c.cost[CP_OP_ALLREDUCE][CP_ALG_HIER].phase[1].bw_gbs, 5.0, 1e-6);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_HIER, S), 12014.0, 1e-6);
+    /* auto never picks hier (NCCL has no such algorithm) */
+    assert_int_not_equal(cp_coll_best(&c, CP_OP_ALLREDUCE, S, NULL), CP_ALG_HIER);
+    cp_coll_free(&c);
+    cp_topo_free(two);
+    cp_topo_free(one);
+}
+
+/* The busbw factors nccl-tests documents. */
+static void test_busbw_factors(void **state)
+{
+    (void)state;
+    assert_near(cp_coll_busbw_factor(CP_OP_ALLREDUCE, 8), 1.75, 1e-12);     /* 2 x 7 / 8 */
+    assert_near(cp_coll_busbw_factor(CP_OP_REDUCESCATTER, 8), 0.875, 1e-12); /* 7 / 8 */
+    assert_near(cp_coll_busbw_factor(CP_OP_ALLGATHER, 16), 0.9375, 1e-12);   /* 15 / 16 */
+    assert_near(cp_coll_busbw_factor(CP_OP_BROADCAST, 8), 1.0, 0);
+}
+
+/* Launch cost multiplies with GPUs per thread (nccl-tests -g). */
+static void test_launch_per_thread(void **state)
+{
+    cp_topo *t = nvlink_square(25, 25);
+    cp_coll c1, c4;
+    cp_err e;
+    (void)state;
+    t->calib.launch_us = 5;
+    assert_int_equal(cp_coll_build(t, 1, &c1, &e), CP_OK);
+    assert_int_equal(cp_coll_build(t, 4, &c4, &e), CP_OK);
+    /* 4 GPUs per thread: 4 x 5 = 20 us instead of 5 */
+    assert_near(cp_coll_time_us(&c4, CP_OP_ALLREDUCE, CP_ALG_RING, 8) -
+                    cp_coll_time_us(&c1, CP_OP_ALLREDUCE, CP_ALG_RING, 8),
+                15.0, 1e-9);
+    cp_coll_free(&c1);
+    cp_coll_free(&c4);
+    cp_topo_free(t);
+}
+
+/* DGX-1 V100 cube-mesh: two edge-disjoint NVLink rings exist, one of NV2
+ * links (50 GB/s) and one of NV1 links (25), each usable both ways, so the
+ * packed ring bandwidth is 2 x 50 + 2 x 25 = 150 GB/s nominal: every one of
+ * a GPU's six 25 GB/s bricks busy. */
+static void test_dgx1_ring_packing(void **state)
+{
+    cp_topo *t;
+    cp_coll c;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_topo_load("topologies/dgx1-v100.json", &t, &e), CP_OK);
+    t->calib.kind[CP_NVLINK].bw_eff = 1;
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_near(c.cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0].bw_gbs, 150.0, 1e-6);
+    cp_coll_free(&c);
+    cp_topo_free(t);
+}
+
+/* Acceptance (issue 3): predictions with the shipped, calibrated topology
+ * within 15% of the measured time at 64 MB and above, within 2x below. */
+static void check_table(const char *table, const char *topo, int hosts)
+{
+    cp_nccl_table tab;
+    cp_topo *t;
+    cp_coll c;
+    cp_err e;
+    int i;
+    assert_int_equal(cp_nccl_load(table, &tab, &e), CP_OK);
+    assert_int_equal(cp_topo_load_hosts(topo, hosts, &t, &e), CP_OK);
+    assert_int_equal(cp_coll_build(t, tab.gpus_per_thread, &c, &e), CP_OK);
+    for (i = 0; i < tab.nrows; i++) {
+        double m = tab.rows[i].time_us;
+        double p = cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, tab.rows[i].bytes);
+        if (tab.rows[i].bytes >= 64.0 * 1048576) {
+            if (fabs(p - m) > 0.15 * m)
+                fail_msg("%s: %.0f B: predicted %.1f us, measured %.1f us (> 15%%)", table,
+                         tab.rows[i].bytes, p, m);
+        } else if (p > 2 * m || m > 2 * p) {
+            fail_msg("%s: %.0f B: predicted %.1f us, measured %.1f us (> 2x)", table,
+                     tab.rows[i].bytes, p, m);
+        }
+    }
+    cp_coll_free(&c);
+    cp_topo_free(t);
+    cp_nccl_free(&tab);
+}
+
+static void test_reference_tables(void **state)
+{
+    (void)state;
+    if (!have_shared_data()) {
+        print_message("reference data absent (" SHARED_DATA "): table comparison not run\n");
+        return;
+    }
+    /* the V100 table was taken with all 8 GPUs on one thread (nGpus 8) */
+    check_table(SHARED_DATA "/nccl-tests/v100-sxm2-8gpu-hybridcubemesh_konnase.txt",
+                "topologies/dgx1-v100.json", 1);
+    /* p3dn: NCCL_TREE_THRESHOLD=0, so NCCL ran rings; 2 hosts, 1 GPU per rank */
+    check_table(SHARED_DATA "/nccl-tests/aws-p3dn-2node-16xV100_efa.txt",
+                "topologies/aws-p3dn.json", 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_identical_links),
+        cmocka_unit_test(test_ring_through_slow_link),
+        cmocka_unit_test(test_shared_pcie_uplink),
+        cmocka_unit_test(test_two_host_hierarchical),
+        cmocka_unit_test(test_busbw_factors),
+        cmocka_unit_test(test_launch_per_thread),
+        cmocka_unit_test(test_dgx1_ring_packing),
+        cmocka_unit_test(test_reference_tables),
+    };
+    return cmocka_run_group_tests_name("collective", tests, NULL, NULL);
+}

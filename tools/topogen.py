@@ -1,0 +1,638 @@
+#!/usr/bin/env python3
+"""topogen.py - write the shipped machine descriptions, topologies/*.json.
+
+Usage: tools/topogen.py [OUT_DIR]          (default: topologies/ next to tools/)
+       tools/topogen.py --check [OUT_DIR]  (exit 1 if a file on disk differs)
+
+Every number in the output is defined once, in the constants below, and
+docs/topologies.md says where it comes from (spec sheet, NCCL constant,
+measurement, reference dump in ../shared/data/topologies/, or assumption).
+The COARSE variants (*-cxl) are built from their base machines by adding
+memory devices, so a correction to a base machine reaches its variant.
+
+Output is deterministic (same script, same bytes) and follows the layout of
+topologies/dgx1-v100.json: one node or link per line, ids gpu0.., cpu0..,
+sw0.. (PCIe switches), nvsw0.., nic0.., mem0..; a "note" on the first of a
+run of identical nodes/links whose number needs explaining.
+"""
+import json
+import os
+import sys
+
+# ---------------------------------------------------------------------------
+# Conventions shared by every machine (docs/topologies.md, "Conventions").
+
+# One-way hardware latency of one hop, us.
+LAT_NVLINK = 0.7
+LAT_PCIE = 0.5
+LAT_SOCKET = 0.3
+LAT_CXL = 0.6
+
+# GB/s per direction of one NVLink, nominal (NVLink 1 on P100: 20; NVLink 2,
+# 3 and 4 on V100, A100, H100: 25).
+NVLINK1 = 20
+NVLINK = 25
+
+# PCIe x16 as NCCL computes it (width x speed / 80): Gen3 12, Gen4 24, Gen5 48.
+PCIE_GEN3 = 12
+PCIE_GEN4 = 24
+PCIE_GEN5 = 48
+
+# CPU socket links, NCCL constants (src/graph/topo.h): Broadwell (BDW_QPI_BW),
+# Skylake/Cascade Lake (SKL_QPI_BW), Sapphire Rapids, AMD (AMD_BW).
+QPI_BROADWELL = 6
+UPI_SKYLAKE = 10
+UPI_SPR = 22
+XGMI_AMD = 16
+
+# Network ports: Gb/s / 8.
+NET_EDR = 12.5      # 100 Gb/s EDR InfiniBand
+NET_HDR = 25        # 200 Gb/s HDR InfiniBand
+NET_NDR = 50        # 400 Gb/s NDR InfiniBand
+IB_LAT = 1.5        # InfiniBand, port to port through one switch
+EFA_LAT = 15        # AWS EFA (SRD), ASSUMPTION (docs/topologies.md)
+ENA_LAT = 25        # AWS ENA, kernel TCP, ASSUMPTION (docs/topologies.md)
+
+# Assumed CXL memory device (COARSE proxy / storage).  ASSUMPTIONS.
+MEMDEV_MODEL = "CXL 2.0 memory expander (CZ120 / CMM-D class), assumed"
+MEMDEV_MEM_GBS = 36      # read + write combined, one x8 module (vendor/measured)
+MEMDEV_CAPACITY_GB = 96  # SK hynix CMM-DDR5 96 GB module
+
+
+def dram_gbs(channels, mts):
+    """Peak DRAM bandwidth of one socket: channels x MT/s x 8 bytes, GB/s."""
+    return round(channels * mts * 8 / 1000.0, 1)
+
+
+def cpu_reduce_gbs(mem_gbs):
+    """Summing two operands and writing one: 3 bytes of DRAM traffic per byte
+    reduced, at 80% of peak."""
+    return round(0.8 * mem_gbs / 3.0, 1)
+
+
+def memdev_reduce_gbs(link_gbs):
+    """Near-memory reduce rate: min(ingress link, internal DRAM / 3)."""
+    return round(min(link_gbs, MEMDEV_MEM_GBS / 3.0), 1)
+
+
+# ---------------------------------------------------------------------------
+# Calibration blocks (docs/calibration.md).  Fitted by `coarse-plan calibrate`
+# to the two reference tables; `make calibration` reruns both fits and prints
+# these numbers, and tests/unit/test_calibrate.c checks they still agree.
+#  - NVLink, from ../shared/data/nccl-tests/v100-sxm2-8gpu-hybridcubemesh_konnase.txt
+#    on dgx1-v100 (8 GPUs driven by one thread): every machine.
+#  - AWS network, from ../shared/data/nccl-tests/aws-p3dn-2node-16xV100_efa.txt on
+#    aws-p3dn --hosts 2: the AWS machines (EFA; ENA is assumed no better).
+#    InfiniBand machines keep the uncalibrated network (no measurement).
+CAL_LAUNCH_US = 5
+CAL_NVLINK = {"bw_eff": 0.7923, "step_us": 0}
+CAL_AWS_NET = {"bw_eff": 0.6614, "step_us": 13.209}
+
+
+def calibration_for(name):
+    c = {"note": "launch: CUDA kernel launch (5 us); nvlink: fitted to the V100 nccl-tests "
+                 "table" + ("; net: fitted to the p3dn EFA table" if aws_network(name) else
+                            "; network uncalibrated (no InfiniBand measurement)") +
+                 " (docs/calibration.md)",
+         "launch_us": CAL_LAUNCH_US, "nvlink": dict(CAL_NVLINK)}
+    if aws_network(name):
+        c["net"] = dict(CAL_AWS_NET)
+    return c
+
+
+def aws_network(name):
+    return name.startswith("aws-") or name.startswith("pcie-t4")
+
+
+# ---------------------------------------------------------------------------
+# A tiny builder that keeps insertion order and prints like the exemplar.
+
+class Topo:
+    def __init__(self, name, note):
+        self.name = name
+        self.note = note
+        self.nodes = []
+        self.links = []
+
+    def node(self, id, kind, note=None, **kw):
+        n = {"id": id, "kind": kind}
+        for k in ("model", "mem_gbs", "reduce_gbs", "capacity_gb", "net_gbs",
+                  "net_latency_us"):
+            if k in kw:
+                n[k] = kw.pop(k)
+        assert not kw, kw
+        if note:
+            n["note"] = note
+        assert all(x["id"] != id for x in self.nodes), id
+        self.nodes.append(n)
+        return id
+
+    def link(self, a, b, kind, gbs, lat, note=None):
+        ids = {x["id"] for x in self.nodes}
+        assert a in ids and b in ids and a != b, (a, b)
+        lk = {"a": a, "b": b, "kind": kind, "gbs": gbs, "latency_us": lat}
+        if note:
+            lk["note"] = note
+        self.links.append(lk)
+
+    def ids(self, kind):
+        return [n["id"] for n in self.nodes if n["kind"] == kind]
+
+    def dump(self):
+        out = ['{', '  "name": %s,' % js(self.name), '  "note": %s,' % js(self.note),
+               '  "nodes": [']
+        out += ['    ' + js(n) + (',' if i + 1 < len(self.nodes) else '')
+                for i, n in enumerate(self.nodes)]
+        out += ['  ],', '  "links": [']
+        out += ['    ' + js(l) + (',' if i + 1 < len(self.links) else '')
+                for i, l in enumerate(self.links)]
+        out += ['  ],', '  "calibration": %s' % js(calibration_for(self.name)), '}']
+        return '\n'.join(out) + '\n'
+
+
+def num(x):
+    """12.0 -> 12, 20.48 -> 20.48; no float noise in the files."""
+    if isinstance(x, float):
+        x = round(x, 6)
+        if x == int(x):
+            return int(x)
+    return x
+
+
+def js(v):
+    if isinstance(v, dict):
+        return '{' + ', '.join('%s: %s' % (js(k), js(x)) for k, x in v.items()) + '}'
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return json.dumps(num(v))
+    return json.dumps(v, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------
+# Building blocks.
+
+# DGX-1 V100 hybrid cube-mesh, from the nvidia-smi topo -m matrix in
+# ../shared/data/topologies/dgx1_nvidia-smi-topo-m_msccl-tools.txt:
+# (i, j, number of bonded NVLinks).  Each GPU has 6 links.
+CUBEMESH_V100 = [
+    (0, 1, 1), (0, 2, 1), (0, 3, 2), (0, 4, 2),
+    (1, 2, 2), (1, 3, 1), (1, 5, 2),
+    (2, 3, 2), (2, 6, 1),
+    (3, 7, 1),
+    (4, 5, 1), (4, 6, 1), (4, 7, 2),
+    (5, 6, 2), (5, 7, 1),
+    (6, 7, 2),
+]
+
+# DGX-1 P100 hybrid cube-mesh (NVLink 1, 4 links per GPU, all single):
+# GPUs 0-3 fully connected, 4-7 fully connected, plus i <-> i+4.
+CUBEMESH_P100 = sorted(
+    [(i, j, 1) for q in (0, 4) for i in range(q, q + 4) for j in range(i + 1, q + 4)] +
+    [(i, i + 4, 1) for i in range(4)])
+
+
+def check_mesh(mesh, per_gpu):
+    deg = [0] * 8
+    for i, j, c in mesh:
+        deg[i] += c
+        deg[j] += c
+    assert deg == [per_gpu] * 8, deg
+
+
+check_mesh(CUBEMESH_V100, 6)
+check_mesh(CUBEMESH_P100, 4)
+
+
+def add_cpus(t, n, model, mem_gbs, note_extra=""):
+    red = cpu_reduce_gbs(mem_gbs)
+    for s in range(n):
+        note = None
+        if s == 0:
+            note = note_extra + "reduce = 0.8 x %s / 3 (read two operands, write one)" % js(mem_gbs)
+        t.node("cpu%d" % s, "cpu", note=note, model=model, mem_gbs=mem_gbs, reduce_gbs=red)
+
+
+def add_cubemesh(t, mesh, link_gbs, first_notes):
+    for i, j, c in mesh:
+        note = first_notes.pop(c, None)
+        t.link("gpu%d" % i, "gpu%d" % j, "nvlink", c * link_gbs, LAT_NVLINK, note=note)
+
+
+def add_nvswitches(t, nsw, links_per_sw, model, reduce=False, note=None, sw_note=None):
+    """One nvswitch node per chip; every GPU joined to every chip by one link of
+    (NVLinks to that chip) x 25 GB/s.  links_per_sw[k] = NVLinks per GPU to chip k."""
+    ngpu = len(t.ids("gpu"))
+    for k in range(nsw):
+        kw = {}
+        if reduce:
+            kw["reduce_gbs"] = ngpu * links_per_sw[k] * NVLINK
+        t.node("nvsw%d" % k, "nvswitch", note=(sw_note[k] if sw_note else None),
+               model=model, **kw)
+    first = True
+    for g in range(ngpu):
+        for k in range(nsw):
+            n = None
+            if first or (g == 0 and links_per_sw[k] != links_per_sw[0]):
+                n = note % (links_per_sw[k], links_per_sw[k] * NVLINK)
+            first = False
+            t.link("gpu%d" % g, "nvsw%d" % k, "nvlink", links_per_sw[k] * NVLINK, LAT_NVLINK,
+                   note=n)
+
+
+# ---------------------------------------------------------------------------
+# Machines.
+
+def dgx1(gpu, mesh, nvl_gbs, name, note, mesh_notes):
+    """DGX-1 board: 2 Broadwell sockets, 4 PLX PCIe Gen3 switches each with two
+    GPUs and one EDR NIC (the PIX entries of the nvidia-smi matrix)."""
+    t = Topo(name, note)
+    add_cpus(t, 2, "Xeon E5-2698 v4", dram_gbs(4, 2400),
+             note_extra="4x DDR4-2400 channels = 76.8 GB/s peak; ")
+    for s in range(4):
+        t.node("sw%d" % s, "pcie_switch", model="PLX PEX8764")
+    for g in range(8):
+        t.node("gpu%d" % g, "gpu", model=gpu)
+    for k in range(4):
+        t.node("nic%d" % k, "nic", model="ConnectX-4 EDR (mlx5_%d)" % k,
+               net_gbs=NET_EDR, net_latency_us=IB_LAT)
+    add_cubemesh(t, mesh, nvl_gbs, mesh_notes)
+    for s in range(4):
+        for dev in ("gpu%d" % (2 * s), "gpu%d" % (2 * s + 1), "nic%d" % s):
+            n = None
+            if s == 0 and dev == "gpu0":
+                n = "PCIe Gen3 x16: 12 GB/s as NCCL computes it; P100 measured 12.2-12.9"
+            t.link(dev, "sw%d" % s, "pcie", PCIE_GEN3, LAT_PCIE, note=n)
+    for s in range(4):
+        t.link("sw%d" % s, "cpu%d" % (s // 2), "pcie", PCIE_GEN3, LAT_PCIE,
+               note="switch uplink, Gen3 x16" if s == 0 else None)
+    t.link("cpu0", "cpu1", "socket", QPI_BROADWELL, LAT_SOCKET,
+           note="QPI between Broadwell sockets; NCCL charges 6 GB/s (BDW_QPI_BW)")
+    return t
+
+
+def dgx1_v100():
+    return dgx1(
+        "V100-SXM2-16GB", CUBEMESH_V100, NVLINK, "dgx1-v100",
+        "NVIDIA DGX-1 with 8x Tesla V100-SXM2 (NVLink 2 hybrid cube-mesh), 2x Xeon E5-2698 v4, "
+        "4x EDR InfiniBand. NVLink pattern from the nvidia-smi topo -m matrix in "
+        "../shared/data/topologies/dgx1_nvidia-smi-topo-m_msccl-tools.txt; sources of every "
+        "number in docs/topologies.md#dgx1-v100",
+        {1: "NV1: one NVLink 2 brick, 25 GB/s per direction", 2: "NV2: two bonded bricks"})
+
+
+def dgx1_p100():
+    return dgx1(
+        "P100-SXM2-16GB", CUBEMESH_P100, NVLINK1, "dgx1-p100",
+        "NVIDIA DGX-1 (Pascal) with 8x Tesla P100-SXM2 (NVLink 1 hybrid cube-mesh: GPUs 0-3 "
+        "and 4-7 fully connected, plus i <-> i+4; 4 links per GPU, all single), 2x Xeon "
+        "E5-2698 v4, 4x EDR InfiniBand. Same PCIe/CPU/NIC board as dgx1-v100; sources of every "
+        "number in docs/topologies.md#dgx1-p100",
+        {1: "one NVLink 1 link, 20 GB/s per direction (P100 spec: 4 links, 160 GB/s "
+            "bidirectional total)"})
+
+
+def dgx_a100():
+    t = Topo(
+        "dgx-a100",
+        "NVIDIA DGX A100: 8x A100-SXM4-40GB on 6 NVSwitch (gen 2) chips, 12 NVLink 3 per GPU "
+        "(2 to each chip), 4 PCIe Gen4 switches each with 2 GPUs and 2 HDR NICs, 2x AMD EPYC "
+        "7742. Sources of every number in docs/topologies.md#dgx-a100")
+    add_cpus(t, 2, "AMD EPYC 7742", dram_gbs(8, 3200),
+             note_extra="8x DDR4-3200 channels = 204.8 GB/s peak (AMD spec); ")
+    for s in range(4):
+        t.node("sw%d" % s, "pcie_switch", model="PCIe Gen4 switch",
+               note="2 GPUs + 2 compute NICs per switch (DGX A100 user guide; the same grouping "
+                    "as ../shared/data/topologies/azure-ndv4-topo.xml)" if s == 0 else None)
+    for g in range(8):
+        t.node("gpu%d" % g, "gpu", model="A100-SXM4-40GB")
+    for k in range(8):
+        t.node("nic%d" % k, "nic", model="ConnectX-6 HDR 200G",
+               note="200 Gb/s HDR InfiniBand = 25 GB/s" if k == 0 else None,
+               net_gbs=NET_HDR, net_latency_us=IB_LAT)
+    add_nvswitches(t, 6, [2] * 6, "NVSwitch gen 2",
+                   note="%d NVLink 3 links to this chip x 25 = %d GB/s per direction; gen-2 "
+                        "NVSwitch has no in-switch reduction")
+    for s in range(4):
+        for dev in ("gpu%d" % (2 * s), "gpu%d" % (2 * s + 1), "nic%d" % (2 * s),
+                    "nic%d" % (2 * s + 1)):
+            t.link(dev, "sw%d" % s, "pcie", PCIE_GEN4, LAT_PCIE,
+                   note="PCIe Gen4 x16: 24 GB/s as NCCL computes it; A100 host<->GPU measured "
+                        "25.1" if (s, dev) == (0, "gpu0") else None)
+    for s in range(4):
+        t.link("sw%d" % s, "cpu%d" % (s // 2), "pcie", PCIE_GEN4, LAT_PCIE,
+               note="switch uplink, Gen4 x16" if s == 0 else None)
+    t.link("cpu0", "cpu1", "socket", XGMI_AMD, LAT_SOCKET,
+           note="AMD Infinity Fabric (xGMI) between EPYC sockets; NCCL charges 16 GB/s (AMD_BW)")
+    return t
+
+
+def hgx_h100():
+    t = Topo(
+        "hgx-h100",
+        "NVIDIA HGX H100 8-GPU: 8x H100-SXM5 on 4 NVSwitch (gen 3) chips with 5/5/4/4 NVLink 4 "
+        "per GPU (18), 8 PCIe Gen5 switches each with 1 GPU + 1 NIC (2 sockets x 4 switches, "
+        "as in ../shared/data/topologies/ibm-cloud-gx3d-8xh100-topo.xml), 8x 400G NDR NICs, "
+        "2x Sapphire Rapids. Sources of every number in docs/topologies.md#hgx-h100")
+    add_cpus(t, 2, "Xeon Sapphire Rapids (4th gen)", dram_gbs(8, 4800),
+             note_extra="8x DDR5-4800 channels = 307.2 GB/s peak (Intel spec); ")
+    for s in range(8):
+        t.node("sw%d" % s, "pcie_switch", model="PCIe Gen5 switch",
+               note="1 GPU + 1 NIC per switch, 4 switches per socket (IBM gx3d dump)"
+                    if s == 0 else None)
+    for g in range(8):
+        t.node("gpu%d" % g, "gpu", model="H100-SXM5-80GB")
+    for k in range(8):
+        t.node("nic%d" % k, "nic", model="ConnectX-7 NDR 400G",
+               note="400 Gb/s NDR = 50 GB/s (HGX/DGX H100 configuration; the IBM gx3d dump "
+                    "records 200 Gb/s RoCE ports, named mlx5_7..mlx5_0 in switch order)"
+                    if k == 0 else None,
+               net_gbs=NET_NDR, net_latency_us=IB_LAT)
+    # Chips in PCI bus order f3, f4, f5, f6: every GPU in the IBM dump has
+    # 4, 5, 5, 4 NVLinks to them.
+    links = [4, 5, 5, 4]
+    bus = ["f3", "f4", "f5", "f6"]
+    add_nvswitches(
+        t, 4, links, "NVSwitch gen 3", reduce=True,
+        note="%d NVLink 4 links to this chip x 25 = %d GB/s per direction",
+        sw_note=["bus 0000:%s:00.0 in the IBM gx3d dump; reduce_gbs = NVLink SHARP (NVLS) at "
+                 "the line rate of its GPU ports, 8 x %d links x 25 GB/s: ASSUMPTION"
+                 % (bus[k], links[k]) if k in (0, 1) else "bus 0000:%s:00.0" % bus[k]
+                 for k in range(4)])
+    for s in range(8):
+        for dev in ("gpu%d" % s, "nic%d" % s):
+            t.link(dev, "sw%d" % s, "pcie", PCIE_GEN5, LAT_PCIE,
+                   note="PCIe Gen5 x16: 48 GB/s as NCCL computes it; H100 host<->GPU measured "
+                        "D2H 52.8, H2D 35" if (s, dev) == (0, "gpu0") else None)
+    for s in range(8):
+        t.link("sw%d" % s, "cpu%d" % (s // 4), "pcie", PCIE_GEN5, LAT_PCIE,
+               note="switch uplink, Gen5 x16" if s == 0 else None)
+    t.link("cpu0", "cpu1", "socket", UPI_SPR, LAT_SOCKET,
+           note="UPI between Sapphire Rapids sockets; NCCL charges 22 GB/s (its Sapphire Rapids "
+                "constant in src/graph/topo.h)")
+    return t
+
+
+# AWS p3.16xlarge anti-locality (COARSE paper): GPU to a device in its own PCIe
+# switch 9 GB/s, through the CPU root complex 16 GB/s.
+P3_LOCAL_P2P = 9
+P3_ROOT = 16
+
+
+def aws_p3_16xlarge():
+    t = Topo(
+        "aws-p3.16xlarge",
+        "AWS p3.16xlarge: 8x V100-SXM2-16GB (NVLink 2 hybrid cube-mesh as on DGX-1), PCIe Gen3 "
+        "behind 4 switches (2 GPUs each, 2 per socket: assumed DGX-1-like), 2x Xeon E5-2686 v4 "
+        "(Broadwell), one 25 Gb/s ENA. PCIe links carry the anti-locality measured by the "
+        "COARSE authors (HPCA 2022) on this machine: 16 GB/s through the CPU root complex, "
+        "but only 9 GB/s peer-to-peer inside a PCIe switch; a tree cannot show the 9 for GPU "
+        "pairs (each GPU has one port), so it lives on devices placed in a switch (see "
+        "aws-p3.16xlarge-cxl). Sources and the model in docs/topologies.md#aws-p316xlarge")
+    add_cpus(t, 2, "Xeon E5-2686 v4", dram_gbs(4, 2400),
+             note_extra="4x DDR4-2400 channels = 76.8 GB/s peak (Broadwell-EP; AWS custom part, "
+                        "channel count and speed assumed from the E5-2600 v4 family); ")
+    for s in range(4):
+        t.node("sw%d" % s, "pcie_switch", model="PCIe Gen3 switch (PLX class)",
+               note="peer-to-peer inside this switch measured at 9 GB/s (COARSE, AWS V100): "
+                    "not expressible for GPU pairs here, which all also share an NVLink"
+                    if s == 0 else None)
+    for g in range(8):
+        t.node("gpu%d" % g, "gpu", model="V100-SXM2-16GB")
+    t.node("nic0", "nic", model="AWS ENA 25 Gb/s",
+           note="25 Gb/s = 3.125 GB/s; latency is an ASSUMPTION (kernel TCP over ENA)",
+           net_gbs=3.125, net_latency_us=ENA_LAT)
+    add_cubemesh(t, CUBEMESH_V100, NVLINK,
+                 {1: "NV1: one NVLink 2 brick, 25 GB/s per direction", 2: "NV2: two bonded "
+                  "bricks; pattern assumed identical to DGX-1 (same HGX-1 class board)"})
+    for s in range(4):
+        for dev in ("gpu%d" % (2 * s), "gpu%d" % (2 * s + 1)):
+            t.link(dev, "sw%d" % s, "pcie", P3_ROOT, LAT_PCIE,
+                   note="EFFECTIVE 16 GB/s: the COARSE authors' 'remote' figure through the root "
+                        "complex, above NCCL's Gen3 x16 12" if dev == "gpu0" else None)
+    for s in range(4):
+        t.link("sw%d" % s, "cpu%d" % (s // 2), "pcie", P3_ROOT, LAT_PCIE,
+               note="switch uplink, EFFECTIVE 16 GB/s (as above)" if s == 0 else None)
+    t.link("nic0", "cpu0", "pcie", PCIE_GEN3, LAT_PCIE,
+           note="ENA on a CPU root port, Gen3 x16 assumed (the 25 Gb/s port is the bottleneck)")
+    t.link("cpu0", "cpu1", "socket", QPI_BROADWELL, LAT_SOCKET,
+           note="QPI between Broadwell sockets; NCCL charges 6 GB/s (BDW_QPI_BW)")
+    return t
+
+
+def aws_p4d():
+    t = Topo(
+        "aws-p4d",
+        "AWS p4d.24xlarge: 8x A100-SXM4-40GB on 6 NVSwitch (gen 2) chips, 12 NVLink 3 per GPU, "
+        "2 sockets x 2 PCIe switches x (2 GPUs + 1 EFA) as in "
+        "../shared/data/topologies/aws-p4d-24xl-topo.xml, 4x 100 Gb/s EFA, 2x Xeon Platinum "
+        "8275CL (Cascade Lake). Sources of every number in docs/topologies.md#aws-p4d")
+    add_cpus(t, 2, "Xeon Platinum 8275CL", dram_gbs(6, 2933),
+             note_extra="6x DDR4-2933 channels = 140.8 GB/s peak (Cascade Lake-SP spec; AWS "
+                        "custom part); ")
+    for s in range(4):
+        t.node("sw%d" % s, "pcie_switch", model="PCIe switch (virtual ffff:ff:0%d.0 in AWS XML)"
+               % (s + 1))
+    for g in range(8):
+        t.node("gpu%d" % g, "gpu", model="A100-SXM4-40GB")
+    for k in range(4):
+        t.node("nic%d" % k, "nic", model="AWS EFA 100G",
+               note="100 Gb/s = 12.5 GB/s; latency is an ASSUMPTION (SRD, see docs)"
+                    if k == 0 else None,
+               net_gbs=NET_EDR, net_latency_us=EFA_LAT)
+    add_nvswitches(t, 6, [2] * 6, "NVSwitch gen 2",
+                   note="%d NVLink 3 links to this chip x 25 = %d GB/s per direction; gen-2 "
+                        "NVSwitch has no in-switch reduction")
+    for s in range(4):
+        for dev in ("gpu%d" % (2 * s), "gpu%d" % (2 * s + 1), "nic%d" % s):
+            t.link(dev, "sw%d" % s, "pcie", PCIE_GEN3, LAT_PCIE,
+                   note="12 GB/s: the AWS XML records every link as 8 GT/s x16 (Gen3), which is "
+                        "what NCCL uses on this instance; see docs"
+                        if (s, dev) == (0, "gpu0") else None)
+    for s in range(4):
+        t.link("sw%d" % s, "cpu%d" % (s // 2), "pcie", PCIE_GEN3, LAT_PCIE,
+               note="switch uplink, Gen3 x16 (Cascade Lake root ports are PCIe 3.0)"
+                    if s == 0 else None)
+    t.link("cpu0", "cpu1", "socket", UPI_SKYLAKE, LAT_SOCKET,
+           note="UPI between Cascade Lake sockets; NCCL charges 10 GB/s (SKL_QPI_BW)")
+    return t
+
+
+def aws_p3dn():
+    t = Topo(
+        "aws-p3dn",
+        "AWS p3dn.24xlarge (the machine of ../shared/data/nccl-tests/"
+        "aws-p3dn-2node-16xV100_efa.txt): 8x V100-SXM2-32GB (NVLink 2 hybrid cube-mesh), PCIe "
+        "Gen3 behind 4 switches (assumed DGX-1-like), 2x Xeon Platinum 8175M (Skylake), ONE "
+        "100 Gb/s EFA on a CPU root port (assumed). Sources of every number in "
+        "docs/topologies.md#aws-p3dn")
+    add_cpus(t, 2, "Xeon Platinum 8175M", dram_gbs(6, 2666.67),
+             note_extra="6x DDR4-2666 channels = 128 GB/s peak (Skylake-SP spec; AWS custom "
+                        "part); ")
+    for s in range(4):
+        t.node("sw%d" % s, "pcie_switch", model="PCIe Gen3 switch (PLX class)",
+               note="2 GPUs per switch, 2 switches per socket: ASSUMED as on DGX-1"
+                    if s == 0 else None)
+    for g in range(8):
+        t.node("gpu%d" % g, "gpu", model="V100-SXM2-32GB")
+    t.node("nic0", "nic", model="AWS EFA 100G",
+           note="100 Gb/s = 12.5 GB/s; latency is an ASSUMPTION (SRD, see docs)",
+           net_gbs=NET_EDR, net_latency_us=EFA_LAT)
+    add_cubemesh(t, CUBEMESH_V100, NVLINK,
+                 {1: "NV1: one NVLink 2 brick, 25 GB/s per direction", 2: "NV2: two bonded "
+                  "bricks; pattern assumed identical to DGX-1"})
+    for s in range(4):
+        for dev in ("gpu%d" % (2 * s), "gpu%d" % (2 * s + 1)):
+            t.link(dev, "sw%d" % s, "pcie", PCIE_GEN3, LAT_PCIE,
+                   note="PCIe Gen3 x16: 12 GB/s as NCCL computes it" if dev == "gpu0" else None)
+    for s in range(4):
+        t.link("sw%d" % s, "cpu%d" % (s // 2), "pcie", PCIE_GEN3, LAT_PCIE,
+               note="switch uplink, Gen3 x16" if s == 0 else None)
+    t.link("nic0", "cpu0", "pcie", PCIE_GEN3, LAT_PCIE,
+           note="EFA on a CPU root port, Gen3 x16 (ASSUMED placement; p3dn EFA has no GPUDirect "
+                "RDMA, so traffic is staged in host memory anyway)")
+    t.link("cpu0", "cpu1", "socket", UPI_SKYLAKE, LAT_SOCKET,
+           note="UPI between Skylake sockets; NCCL charges 10 GB/s (SKL_QPI_BW)")
+    return t
+
+
+def pcie_t4():
+    t = Topo(
+        "pcie-t4",
+        "4x NVIDIA T4 (PCIe Gen3 x16, no NVLink) on one Cascade Lake socket with a 50 Gb/s "
+        "ENA, like AWS g4dn.12xlarge. PCIe tree CHOSEN: every GPU on its own CPU root port (no "
+        "PCIe switch), so GPU<->GPU traffic crosses the root complex. Sources and the choice "
+        "in docs/topologies.md#pcie-t4")
+    add_cpus(t, 1, "Xeon Platinum 8259CL", dram_gbs(6, 2933),
+             note_extra="6x DDR4-2933 channels = 140.8 GB/s peak (Cascade Lake-SP spec; AWS "
+                        "custom part); ")
+    for g in range(4):
+        t.node("gpu%d" % g, "gpu", model="T4-16GB")
+    t.node("nic0", "nic", model="AWS ENA 50 Gb/s",
+           note="50 Gb/s = 6.25 GB/s; latency is an ASSUMPTION (kernel TCP over ENA)",
+           net_gbs=6.25, net_latency_us=ENA_LAT)
+    for g in range(4):
+        t.link("gpu%d" % g, "cpu0", "pcie", PCIE_GEN3, LAT_PCIE,
+               note="T4 is PCIe Gen3 x16: 12 GB/s as NCCL computes it; own root port (chosen)"
+                    if g == 0 else None)
+    t.link("nic0", "cpu0", "pcie", PCIE_GEN3, LAT_PCIE,
+           note="ENA on a CPU root port, Gen3 x16 assumed")
+    return t
+
+
+# ---------------------------------------------------------------------------
+# COARSE variants: the base machine plus memory devices.
+
+def add_memdev(t, attach, link_gbs, note_dev=None, note_link=None):
+    k = len(t.ids("memdev"))
+    mid = "mem%d" % k
+    t.node(mid, "memdev", note=note_dev, model=MEMDEV_MODEL,
+           mem_gbs=MEMDEV_MEM_GBS, capacity_gb=MEMDEV_CAPACITY_GB,
+           reduce_gbs=memdev_reduce_gbs(link_gbs))
+    t.link(mid, attach, "cxl", link_gbs, LAT_CXL, note=note_link)
+    return mid
+
+
+MEMDEV_NOTE = ("ASSUMED device: mem_gbs 36 = read+write of one CXL 2.0 x8 expander "
+               "(CZ120 measured, CMM-D spec); reduce_gbs = min(link %s, 36 / 3 = 12) "
+               "(write incoming, read accumulator, write back); capacity 96 GB")
+CXL_LINK_NOTE = ("cxl: limited by the slot, %s; latency = PCIe hop 0.5 + ~0.1 us CXL "
+                 "(Pond: +70-90 ns over local DRAM)")
+
+
+def with_memdevs_per_switch(base, name, note, slot):
+    t = base()
+    t.name = name
+    t.note = note
+    for s, sw in enumerate(t.ids("pcie_switch")):
+        link = PCIE_GEN3
+        add_memdev(t, sw, link,
+                   note_dev=MEMDEV_NOTE % js(link) if s == 0 else None,
+                   note_link=CXL_LINK_NOTE % slot if s == 0 else None)
+    return t
+
+
+def dgx1_v100_cxl():
+    return with_memdevs_per_switch(
+        dgx1_v100, "dgx1-v100-cxl",
+        "COARSE what-if on dgx1-v100: one CXL memory device (proxy + parameter storage with a "
+        "near-memory reducer) in a free Gen3 x16 port of each of the 4 PCIe switches. Base "
+        "machine as in dgx1-v100.json; memory-device numbers are ASSUMPTIONS, see "
+        "docs/topologies.md#dgx1-v100-cxl", "a Gen3 x16 switch port = 12 GB/s")
+
+
+def dgx1_p100_cxl():
+    return with_memdevs_per_switch(
+        dgx1_p100, "dgx1-p100-cxl",
+        "COARSE what-if on dgx1-p100: one CXL memory device in a free Gen3 x16 port of each of "
+        "the 4 PCIe switches. Base machine as in dgx1-p100.json; memory-device numbers are "
+        "ASSUMPTIONS, see docs/topologies.md#dgx1-p100-cxl", "a Gen3 x16 switch port = 12 GB/s")
+
+
+def aws_p3_16xlarge_cxl():
+    t = aws_p3_16xlarge()
+    t.name = "aws-p3.16xlarge-cxl"
+    t.note = ("COARSE what-if on aws-p3.16xlarge with the measured anti-locality: a 'near' "
+              "memory device inside each PCIe switch (mem0-mem3), reached peer-to-peer at 9 "
+              "GB/s, and a 'far' one on each CPU root complex (mem4, mem5), reached at 16 GB/s. "
+              "Memory-device numbers are ASSUMPTIONS; see docs/topologies.md#aws-p316xlarge-cxl")
+    for s, sw in enumerate(t.ids("pcie_switch")):
+        add_memdev(t, sw, P3_LOCAL_P2P,
+                   note_dev=("NEAR: " + MEMDEV_NOTE % js(P3_LOCAL_P2P)) if s == 0 else None,
+                   note_link=("EFFECTIVE 9 GB/s: peer-to-peer inside a PCIe switch on AWS V100 "
+                              "(COARSE measurement); latency as every cxl hop")
+                   if s == 0 else None)
+    for c, cpu in enumerate(t.ids("cpu")):
+        add_memdev(t, cpu, P3_ROOT,
+                   note_dev=("FAR: " + MEMDEV_NOTE % js(P3_ROOT)) if c == 0 else None,
+                   note_link=("EFFECTIVE 16 GB/s: traffic through the root complex (COARSE "
+                              "measurement); reduce is then capped by DRAM / 3 = 12")
+                   if c == 0 else None)
+    return t
+
+
+def pcie_t4_cxl():
+    t = pcie_t4()
+    t.name = "pcie-t4-cxl"
+    t.note = ("COARSE what-if on pcie-t4: two CXL memory devices on CPU root ports (one per two "
+              "GPUs, the same ratio as the DGX-1 variants), Gen3 x16. Memory-device numbers "
+              "are ASSUMPTIONS; see docs/topologies.md#pcie-t4-cxl")
+    for k in range(2):
+        add_memdev(t, "cpu0", PCIE_GEN3,
+                   note_dev=MEMDEV_NOTE % js(PCIE_GEN3) if k == 0 else None,
+                   note_link=CXL_LINK_NOTE % "a Gen3 x16 root port = 12 GB/s" if k == 0 else None)
+    return t
+
+
+MACHINES = [dgx1_v100, dgx1_p100, dgx_a100, hgx_h100, aws_p3_16xlarge, aws_p4d, aws_p3dn,
+            pcie_t4, dgx1_v100_cxl, dgx1_p100_cxl, aws_p3_16xlarge_cxl, pcie_t4_cxl]
+
+
+def main(argv):
+    check = "--check" in argv
+    args = [a for a in argv if a != "--check"]
+    out = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                            "..", "topologies")
+    bad = 0
+    for build in MACHINES:
+        t = build()
+        text = t.dump()
+        json.loads(text)  # well-formed
+        path = os.path.join(out, t.name + ".json")
+        if check:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    same = f.read() == text
+            except OSError:
+                same = False
+            if not same:
+                print("%s: differs from tools/topogen.py output" % path, file=sys.stderr)
+                bad = 1
+            continue
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
