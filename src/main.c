@@ -22,6 +22,7 @@ static const command commands[] = {
     {"check", cmd_check, "validate model, topology and plan files"},
     {"info", cmd_info, "describe a model or a topology and its bottlenecks"},
     {"collective", cmd_collective, "predicted collective times in nccl-tests layout"},
+    {"predict", cmd_predict, "iteration time per gradient synchronisation strategy"},
     {"calibrate", cmd_calibrate, "fit link efficiencies and step latencies to nccl-tests output"},
 };
 

@@ -87,7 +87,7 @@ static int parse_opts(int argc, char **argv, opts *o)
                 ;
             if (k == CP_ALGS)
                 return cli_usage("calibrate", "-a: unknown algorithm '%s' (ring, tree, nvls, "
-                                 "hier)", optarg);
+                                 "hier, ps)", optarg);
             o->alg = k;
             break;
         case OPT_LAUNCH:

@@ -24,8 +24,9 @@ static const char help[] =
     "  -t, --topo FILE       topology JSON\n"
     "      --hosts N         replicate a single-host topology N times over its NICs\n"
     "  -o, --op OP           allreduce (default), reducescatter, allgather, broadcast\n"
-    "  -a, --algo ALG        ring, tree, nvls, hier, or auto (default: the fastest\n"
-    "                        modelled algorithm per size, as NCCL's tuner picks)\n"
+    "  -a, --algo ALG        ring, tree, nvls, hier, ps (parameter server in CPU\n"
+    "                        memory), or auto (default: the fastest of NCCL's\n"
+    "                        algorithms per size, as NCCL's tuner picks)\n"
     "  -b, --minbytes SIZE   smallest size (default 8); K, M, G suffixes (x1024)\n"
     "  -e, --maxbytes SIZE   largest size (default 128M)\n"
     "  -f, --stepfactor F    multiply the size by F each row (default 2)\n"
@@ -72,7 +73,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"json", no_argument, NULL, OPT_JSON},       {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
     static const char *const ops[] = {"allreduce", "reducescatter", "allgather", "broadcast"};
-    static const char *const algs[] = {"ring", "tree", "nvls", "hier", "auto"};
+    static const char *const algs[] = {"ring", "tree", "nvls", "hier", "ps", "auto"};
     long gpt;
     int c, k;
     memset(o, 0, sizeof *o);
@@ -100,10 +101,10 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->op = (cp_coll_op)k;
             break;
         case 'a':
-            if ((k = parse_name(optarg, algs, 5)) < 0)
+            if ((k = parse_name(optarg, algs, 6)) < 0)
                 return cli_usage("collective", "-a: unknown algorithm '%s' (ring, tree, nvls, "
-                                 "hier, auto)", optarg);
-            o->alg = k == 4 ? -1 : k;
+                                 "hier, ps, auto)", optarg);
+            o->alg = k == 5 ? -1 : k;
             break;
         case 'b':
         case 'e':

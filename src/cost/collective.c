@@ -24,7 +24,7 @@
 
 static const char *const op_names[CP_OPS] = {"allreduce", "reducescatter", "allgather",
                                              "broadcast"};
-static const char *const alg_names[CP_ALGS] = {"ring", "tree", "nvls", "hier"};
+static const char *const alg_names[CP_ALGS] = {"ring", "tree", "nvls", "hier", "ps"};
 
 const char *cp_coll_op_name(cp_coll_op op)
 {
@@ -836,6 +836,85 @@ static int nvls_and_hier(build *b)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Parameter server in CPU memory (eq. C10)                                  */
+
+/* CPU sockets of window host h that can reduce (reduce_gbs > 0). */
+static int host_servers(const build *b, int h, int *out)
+{
+    int i, k = 0;
+    for (i = 0; i < b->win->nnodes; i++)
+        if (b->win->nodes[i].kind == CP_CPU && b->win->nodes[i].host == h &&
+            b->win->nodes[i].reduce_gbs > 0)
+            out[k++] = i;
+    return k;
+}
+
+/* BytePS-style summation service: every GPU pushes 1/(K H) of its gradient
+ * to each of the K sockets of every host, the sockets sum the N pushes, and
+ * every GPU pulls the sums back; push, sum and pull pipeline over chunks, so
+ * the slowest of the three sets the pace.  In the two-host window, the other
+ * host's sockets stand for all H-1 remote hosts (shares scaled by H-1). */
+static int ps_alg(build *b)
+{
+    cp_alg_cost *ps = &b->c->cost[CP_OP_ALLREDUCE][CP_ALG_PS];
+    int *srv = malloc((size_t)b->win->nnodes * sizeof *srv), K, h, j, k, q, rc = CP_OK;
+    double hop = 0, red = -1, n = b->n, H = b->H;
+    cp_pattern p;
+    cp_packing pk;
+    if (!srv)
+        return fail_oom(b);
+    K = host_servers(b, 0, srv);
+    for (q = 0; q < K; q++)
+        if (red < 0 || b->win->nodes[srv[q]].reduce_gbs < red)
+            red = b->win->nodes[srv[q]].reduce_gbs;
+    if (K == 0) {
+        free(srv);
+        unavailable(b->c, CP_ALG_PS, "needs CPU sockets with reduce_gbs (a parameter server "
+                                     "sums in host memory)");
+        return CP_OK;
+    }
+    clear_load(b);
+    for (h = 0; h < b->Hw && rc == CP_OK; h++) {
+        for (j = 0; j < b->Hw && rc == CP_OK; j++) {
+            int ks = host_servers(b, j, srv);
+            double share = (j == h ? 1.0 : (H - 1) / (b->Hw - 1)) / (ks * H);
+            for (k = 0; k < b->n && rc == CP_OK; k++)
+                for (q = 0; q < ks; q++) {
+                    double up = add_route(b, b->g[h * b->n + k], srv[q], share);
+                    double down = add_route(b, srv[q], b->g[h * b->n + k], share);
+                    if (up < 0 || down < 0) {
+                        rc = cp_fail(b->e, CP_EINPUT, "GPU %s cannot reach CPU %s",
+                                     b->win->nodes[b->g[h * b->n + k]].id,
+                                     b->win->nodes[srv[q]].id);
+                        break;
+                    }
+                    if (up + down > hop)
+                        hop = up + down;
+                }
+        }
+    }
+    free(srv);
+    if (rc == CP_OK)
+        rc = make_pattern(b, NULL, 0, hop, &p);
+    if (rc)
+        return rc;
+    rc = cp_pack(b->win, &p, 1, &pk, b->e);
+    cp_pattern_free(&p);
+    if (rc)
+        return rc;
+    /* each socket sums n x (1/K) bytes per byte of gradient: K red / n GB/s */
+    ps->available = 1;
+    ps->nphases = 1;
+    set_phase(&ps->phase[0], "push, sum in host memory, pull", hop, 1.0,
+              pk.total < K * red / n ? pk.total : K * red / n, 2, &pk);
+    if (K * red / n < pk.total)
+        ps->phase[0].nbind = 0; /* the sockets' summation binds, not a link */
+    cp_packing_free(&pk);
+    unavailable(b->c, CP_ALG_PS, "the parameter server is an AllReduce strategy");
+    return CP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Driver                                                                    */
 
 static void build_free(build *b)
@@ -925,7 +1004,9 @@ int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e)
         goto done;
     if (b.n >= 2 && (rc = tree_alg(&b)))
         goto done;
-    rc = nvls_and_hier(&b);
+    if ((rc = nvls_and_hier(&b)))
+        goto done;
+    rc = ps_alg(&b);
 done:
     build_free(&b);
     if (rc == CP_OK) {
@@ -967,8 +1048,8 @@ cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *
     double bt = -1;
     for (alg = 0; alg < CP_ALGS; alg++) {
         double x;
-        if (alg == CP_ALG_HIER || (alg == CP_ALG_TREE && c->nhosts == 1))
-            continue; /* NCCL has no hierarchical scheme, and no tree inside a node */
+        if (alg == CP_ALG_HIER || alg == CP_ALG_PS || (alg == CP_ALG_TREE && c->nhosts == 1))
+            continue; /* not NCCL's (hier, ps); no NCCL tree inside a node */
         x = cp_coll_time_us(c, op, (cp_coll_alg)alg, bytes);
         if (x >= 0 && (bt < 0 || x < bt)) {
             bt = x;

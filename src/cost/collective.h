@@ -2,7 +2,8 @@
  * collective.h - predicted time of NCCL-style collectives on a topology.
  *
  * For each operation (AllReduce, ReduceScatter, AllGather, Broadcast) and
- * algorithm (ring, tree, NVLS in-switch reduction, hierarchical multi-host)
+ * algorithm (ring, tree, NVLS in-switch reduction, hierarchical multi-host,
+ * and a parameter server in CPU memory for AllReduce)
  * the model is a sum of at most three phases, each an alpha-beta term:
  *
  *     T(S) = launch + sum over phases ( lat_us + factor x S / bw )
@@ -33,7 +34,7 @@ typedef enum cp_coll_op {
 } cp_coll_op;
 
 typedef enum cp_coll_alg {
-    CP_ALG_RING, CP_ALG_TREE, CP_ALG_NVLS, CP_ALG_HIER, CP_ALGS
+    CP_ALG_RING, CP_ALG_TREE, CP_ALG_NVLS, CP_ALG_HIER, CP_ALG_PS, CP_ALGS
 } cp_coll_alg;
 
 /* Arcs a phase is limited by, most binding first (for --explain). */
@@ -77,7 +78,7 @@ static inline const cp_topo *cp_coll_arcs(const cp_coll *c)
 }
 
 const char *cp_coll_op_name(cp_coll_op op);        /* "allreduce", ... */
-const char *cp_coll_alg_name(cp_coll_alg alg);     /* "ring", "tree", "nvls", "hier" */
+const char *cp_coll_alg_name(cp_coll_alg alg);     /* "ring", "tree", "nvls", "hier", "ps" */
 
 /* nccl-tests bus-bandwidth factor: 2(n-1)/n, (n-1)/n, (n-1)/n, 1. */
 double cp_coll_busbw_factor(cp_coll_op op, int nranks);

@@ -183,6 +183,91 @@ done:
     return rc;
 }
 
+/* Patterns with the same arc loads are interchangeable (every ring over an
+ * NVSwitch board loads the same arcs): keep the first of each.  Returns the
+ * distinct patterns' indices in keep[], their count as the result. */
+static int distinct(const cp_pattern *pats, int n, int *keep)
+{
+    size_t cap = 16, i;
+    int *slot, k, nk = 0;
+    while (cap < (size_t)n * 2)
+        cap *= 2;
+    slot = malloc(cap * sizeof *slot);
+    if (!slot)
+        return -1;
+    for (i = 0; i < cap; i++)
+        slot[i] = -1;
+    for (k = 0; k < n; k++) {
+        const cp_pattern *p = &pats[k];
+        unsigned long long h = 1469598103934665603ULL;
+        int j;
+        for (j = 0; j < p->nuse; j++) {
+            unsigned long long bits;
+            memcpy(&bits, &p->use[j], sizeof bits);
+            h = (h ^ (unsigned long long)p->arc[j]) * 1099511628211ULL;
+            h = (h ^ bits) * 1099511628211ULL;
+        }
+        for (i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+            const cp_pattern *q;
+            if (slot[i] < 0) {
+                slot[i] = k;
+                keep[nk++] = k;
+                break;
+            }
+            q = &pats[slot[i]];
+            if (q->nuse == p->nuse && memcmp(q->arc, p->arc, (size_t)p->nuse * sizeof *p->arc) == 0 &&
+                memcmp(q->use, p->use, (size_t)p->nuse * sizeof *p->use) == 0)
+                break; /* duplicate */
+        }
+    }
+    free(slot);
+    return nk;
+}
+
+/* Pack the distinct patterns, then spread the result back to pats order. */
+static int pack_distinct(const cp_topo *t, const cp_pattern *pats, int n, cp_packing *out,
+                         cp_err *e)
+{
+    int *keep = malloc((size_t)(n ? n : 1) * sizeof *keep), nk, k, rc;
+    cp_pattern *sub;
+    double *rate;
+    if (!keep)
+        return CP_EINTERNAL;
+    nk = distinct(pats, n, keep);
+    if (nk < 0) {
+        free(keep);
+        return CP_EINTERNAL;
+    }
+    if (nk == 1) {
+        rc = pack_one(t, &pats[keep[0]], out);
+        if (rc == CP_OK && keep[0] != 0) {
+            out->rate[keep[0]] = out->rate[0];
+            out->rate[0] = 0;
+        }
+        free(keep);
+        return rc;
+    }
+    sub = malloc((size_t)nk * sizeof *sub);
+    rate = out->rate;
+    if (!sub) {
+        free(keep);
+        return CP_EINTERNAL;
+    }
+    for (k = 0; k < nk; k++)
+        sub[k] = pats[keep[k]]; /* shallow: borrowed arrays */
+    out->rate = calloc((size_t)nk, sizeof *out->rate);
+    rc = out->rate ? pack_lp(t, sub, nk, out, e) : CP_EINTERNAL;
+    if (out->rate)
+        for (k = 0; k < nk; k++)
+            rate[keep[k]] = out->rate[k];
+    free(out->rate);
+    out->rate = rate;
+    out->npat = n;
+    free(sub);
+    free(keep);
+    return rc;
+}
+
 int cp_pack(const cp_topo *t, const cp_pattern *pats, int n, cp_packing *out, cp_err *e)
 {
     int rc;
@@ -192,7 +277,7 @@ int cp_pack(const cp_topo *t, const cp_pattern *pats, int n, cp_packing *out, cp
     if (!out->rate)
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     e->msg[0] = '\0';
-    rc = n == 1 ? pack_one(t, &pats[0], out) : pack_lp(t, pats, n, out, e);
+    rc = n == 1 ? pack_one(t, &pats[0], out) : pack_distinct(t, pats, n, out, e);
     if (rc == CP_EINTERNAL && !e->msg[0])
         cp_fail(e, CP_EINTERNAL, "out of memory");
     if (rc == CP_OK && out->total <= 0)

@@ -1,0 +1,355 @@
+/*
+ * cmd_predict.c - `coarse-plan predict`: iteration time per strategy, the
+ * bucket timeline, and the bucket-size advisor.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/units.h"
+#include "load/load.h"
+#include "predict/predict.h"
+
+static const char help[] =
+    "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N]\n"
+    "                           [--compute-ms T] [--framework ddp|horovod]\n"
+    "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
+    "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
+    "                           [--json | --csv | --timeline] [--sweep-bucket MIN:MAX]\n"
+    "\n"
+    "Predict one data-parallel training iteration on the machine for each gradient\n"
+    "synchronisation strategy: iteration, compute, communication and exposed\n"
+    "communication (what overlap with backward did not hide), and the speed-up\n"
+    "over ring AllReduce.\n"
+    "\n"
+    "  -m, --model FILE        model JSON\n"
+    "  -t, --topo FILE         topology JSON\n"
+    "  -s, --strategies LIST   comma-separated, in the order to print (default: every\n"
+    "                          one this machine can run): ring, tree, auto (what NCCL\n"
+    "                          would pick per bucket), hier (Horovod hierarchical),\n"
+    "                          ps (parameter server in CPU memory), best (fastest per\n"
+    "                          bucket)\n"
+    "      --hosts N           replicate a single-host topology N times\n"
+    "      --compute-ms T      measured one-GPU iteration time (forward, backward,\n"
+    "                          optimizer), split over layers by FLOPs or parameters;\n"
+    "                          default: the model's compute block\n"
+    "      --framework F       ddp (PyTorch DistributedDataParallel, default) or horovod\n"
+    "      --bucket-mb B       DDP bucket_cap_mb (MiB, default 25)\n"
+    "      --first-bucket-mb B DDP first bucket (MiB, default 1)\n"
+    "      --fusion-mb B       Horovod fusion threshold (MiB, default 64)\n"
+    "      --cycle-ms C        Horovod cycle time (ms, default 5)\n"
+    "      --grad-dtype T      gradient element type (default: the model's)\n"
+    "      --json              {\"model\",\"topology\",\"gpus\",\"strategies\":[{\"name\",\n"
+    "                          \"iteration_ms\",\"compute_ms\",\"comm_ms\",\"exposed_comm_ms\"}]}\n"
+    "      --csv               the same as CSV with a header\n"
+    "      --timeline          CSV of every bucket: when it was ready, started, finished\n"
+    "      --sweep-bucket MIN:MAX  iteration time for bucket caps (MiB) from MIN to MAX\n"
+    "                          (powers of two, plus 25) and the best bucket_cap_mb\n"
+    "\n"
+    "The model and its assumptions: docs/model.md.\n";
+
+enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_FW, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
+       OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP };
+
+typedef struct opts {
+    const char *model, *topo;
+    int hosts, json, csv, timeline, explicit_list;
+    cp_strategy list[CP_STRATEGIES];
+    int nlist;
+    double sweep_lo, sweep_hi;
+    cp_predict_opts p;
+} opts;
+
+static int parse_list(const char *arg, opts *o)
+{
+    char buf[256], *tok, *save = NULL;
+    snprintf(buf, sizeof buf, "%s", arg);
+    o->nlist = 0;
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        cp_strategy s;
+        int k;
+        if (cp_strategy_parse(tok, &s))
+            return cli_usage("predict", "-s: unknown strategy '%s' (ring, tree, auto, hier, ps, "
+                             "proxy, coarse, best)", tok);
+        for (k = 0; k < o->nlist; k++)
+            if (o->list[k] == s)
+                return cli_usage("predict", "-s: '%s' given twice", tok);
+        o->list[o->nlist++] = s;
+    }
+    if (o->nlist == 0)
+        return cli_usage("predict", "-s: no strategy given");
+    o->explicit_list = 1;
+    return CP_OK;
+}
+
+/* A positive number option in (0, max]. */
+static int num_opt(const char *name, const char *arg, double max, double *out)
+{
+    if (cp_parse_double(arg, out) || !(*out > 0) || *out > max)
+        return cli_usage("predict", "%s: expected a number in (0, %g], got '%s'", name, max, arg);
+    return CP_OK;
+}
+
+static int parse_sweep(const char *arg, opts *o)
+{
+    char lo[64], hi[64];
+    const char *colon = strchr(arg, ':');
+    if (!colon || (size_t)(colon - arg) >= sizeof lo || strlen(colon + 1) >= sizeof hi)
+        return cli_usage("predict", "--sweep-bucket: expected MIN:MAX in MiB, got '%s'", arg);
+    memcpy(lo, arg, (size_t)(colon - arg));
+    lo[colon - arg] = '\0';
+    snprintf(hi, sizeof hi, "%s", colon + 1);
+    if (cp_parse_double(lo, &o->sweep_lo) || cp_parse_double(hi, &o->sweep_hi) ||
+        !(o->sweep_lo > 0) || o->sweep_hi < o->sweep_lo || o->sweep_hi > 65536)
+        return cli_usage("predict", "--sweep-bucket: expected 0 < MIN <= MAX <= 65536 (MiB), "
+                         "got '%s'", arg);
+    return CP_OK;
+}
+
+static int parse_opts(int argc, char **argv, opts *o)
+{
+    static const struct option lo[] = {
+        {"model", required_argument, NULL, 'm'},        {"topo", required_argument, NULL, 't'},
+        {"strategies", required_argument, NULL, 's'},   {"hosts", required_argument, NULL, OPT_HOSTS},
+        {"compute-ms", required_argument, NULL, OPT_COMPUTE},
+        {"framework", required_argument, NULL, OPT_FW}, {"bucket-mb", required_argument, NULL, OPT_BUCKET},
+        {"first-bucket-mb", required_argument, NULL, OPT_FIRST},
+        {"fusion-mb", required_argument, NULL, OPT_FUSION},
+        {"cycle-ms", required_argument, NULL, OPT_CYCLE},
+        {"grad-dtype", required_argument, NULL, OPT_DTYPE}, {"json", no_argument, NULL, OPT_JSON},
+        {"csv", no_argument, NULL, OPT_CSV},            {"timeline", no_argument, NULL, OPT_TIMELINE},
+        {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
+        {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
+    int c, rc = CP_OK;
+    memset(o, 0, sizeof *o);
+    o->hosts = 1;
+    cp_predict_opts_default(&o->p);
+    opterr = 0;
+    optind = 1;
+    while (rc == CP_OK && (c = getopt_long(argc, argv, ":hm:t:s:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': fputs(help, stdout); return -1;
+        case 'm': o->model = optarg; break;
+        case 't': o->topo = optarg; break;
+        case 's': rc = parse_list(optarg, o); break;
+        case OPT_HOSTS: rc = cli_parse_hosts("predict", optarg, &o->hosts); break;
+        case OPT_COMPUTE: rc = num_opt("--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
+        case OPT_BUCKET: rc = num_opt("--bucket-mb", optarg, 65536, &o->p.bucket_mb); break;
+        case OPT_FIRST: rc = num_opt("--first-bucket-mb", optarg, 65536, &o->p.first_bucket_mb); break;
+        case OPT_FUSION: rc = num_opt("--fusion-mb", optarg, 65536, &o->p.fusion_mb); break;
+        case OPT_CYCLE: rc = num_opt("--cycle-ms", optarg, 1e5, &o->p.cycle_ms); break;
+        case OPT_FW:
+            if (strcmp(optarg, "ddp") == 0)
+                o->p.framework = CP_FW_DDP;
+            else if (strcmp(optarg, "horovod") == 0)
+                o->p.framework = CP_FW_HOROVOD;
+            else
+                rc = cli_usage("predict", "--framework: expected ddp or horovod, got '%s'", optarg);
+            break;
+        case OPT_DTYPE:
+            if (strcmp(optarg, "fp32") == 0)
+                o->p.grad_bytes = 4;
+            else if (strcmp(optarg, "fp16") == 0 || strcmp(optarg, "bf16") == 0)
+                o->p.grad_bytes = 2;
+            else
+                rc = cli_usage("predict", "--grad-dtype: expected fp32, fp16 or bf16, got '%s'",
+                               optarg);
+            break;
+        case OPT_JSON: o->json = 1; break;
+        case OPT_CSV: o->csv = 1; break;
+        case OPT_TIMELINE: o->timeline = 1; break;
+        case OPT_SWEEP: rc = parse_sweep(optarg, o); break;
+        case ':': return cli_usage("predict", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage("predict", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return cli_usage("predict", "unexpected argument '%s'", argv[optind]);
+    if (!o->model || !o->topo)
+        return cli_usage("predict", "-m MODEL and -t TOPO are required");
+    if (o->json + o->csv + o->timeline > 1)
+        return cli_usage("predict", "--json, --csv and --timeline do not combine");
+    return CP_OK;
+}
+
+/* Default strategy list: everything this machine can run. */
+static void default_list(const cp_predictor *pr, opts *o)
+{
+    static const cp_strategy all[] = {CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_HIER, CP_S_PS,
+                                      CP_S_BEST};
+    size_t k;
+    o->nlist = 0;
+    for (k = 0; k < sizeof all / sizeof all[0]; k++) {
+        cp_prediction p;
+        cp_err e;
+        if (cp_predict(pr, all[k], &o->p, 0, &p, &e) == CP_OK && p.available)
+            o->list[o->nlist++] = all[k];
+    }
+}
+
+static void print_table(const opts *o, const cp_predictor *pr, const cp_prediction *res,
+                        double ring_ms)
+{
+    int k;
+    printf("# predict: %s on %s (%d GPUs), %s, compute %.2f ms (one GPU)\n", pr->model->name,
+           pr->topo->name, pr->topo->ngpus,
+           o->p.framework == CP_FW_HOROVOD ? "Horovod fusion" : "DDP buckets",
+           res[0].compute_ms);
+    printf("%-8s %12s %11s %10s %11s %9s\n", "strategy", "iteration_ms", "compute_ms",
+           "comm_ms", "exposed_ms", "vs_ring");
+    for (k = 0; k < o->nlist; k++) {
+        const cp_prediction *p = &res[k];
+        printf("%-8s %12.2f %11.2f %10.2f %11.2f %9.3f\n", cp_strategy_name(p->strategy),
+               p->iteration_ms, p->compute_ms, p->comm_ms, p->exposed_ms,
+               ring_ms > 0 ? ring_ms / p->iteration_ms : 0);
+    }
+}
+
+static int print_json(const opts *o, const cp_predictor *pr, const cp_prediction *res)
+{
+    json_t *root = json_object(), *arr = json_array();
+    int k;
+    json_object_set_new(root, "model", json_string(pr->model->name));
+    json_object_set_new(root, "topology", json_string(pr->topo->name));
+    json_object_set_new(root, "gpus", json_integer(pr->topo->ngpus));
+    for (k = 0; k < o->nlist; k++) {
+        json_t *s = json_object();
+        json_object_set_new(s, "name", json_string(cp_strategy_name(res[k].strategy)));
+        json_object_set_new(s, "iteration_ms", cli_real(res[k].iteration_ms, 4));
+        json_object_set_new(s, "compute_ms", cli_real(res[k].compute_ms, 4));
+        json_object_set_new(s, "comm_ms", cli_real(res[k].comm_ms, 4));
+        json_object_set_new(s, "exposed_comm_ms", cli_real(res[k].exposed_ms, 4));
+        json_array_append_new(arr, s);
+    }
+    json_object_set_new(root, "strategies", arr);
+    return cli_dump_json(root, stdout);
+}
+
+static void print_csv(const opts *o, const cp_predictor *pr, const cp_prediction *res,
+                      double ring_ms)
+{
+    int k;
+    printf("model,topology,gpus,strategy,iteration_ms,compute_ms,comm_ms,exposed_comm_ms,"
+           "speedup_vs_ring\n");
+    for (k = 0; k < o->nlist; k++)
+        printf("%s,%s,%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f\n", pr->model->name, pr->topo->name,
+               pr->topo->ngpus, cp_strategy_name(res[k].strategy), res[k].iteration_ms,
+               res[k].compute_ms, res[k].comm_ms, res[k].exposed_ms,
+               ring_ms > 0 ? ring_ms / res[k].iteration_ms : 0);
+}
+
+static void print_timeline(const opts *o, const cp_prediction *res)
+{
+    int k, i;
+    printf("strategy,bucket,tensors,bytes,ready_ms,start_ms,finish_ms,algorithm\n");
+    for (k = 0; k < o->nlist; k++)
+        for (i = 0; i < res[k].nruns; i++) {
+            const cp_bucket_run *r = &res[k].runs[i];
+            printf("%s,%d,%d,%.0f,%.4f,%.4f,%.4f,%s\n", cp_strategy_name(res[k].strategy), i,
+                   r->ntensors, r->bytes, r->ready_ms, r->start_ms, r->finish_ms, r->how);
+        }
+}
+
+/* The bucket advisor: powers of two in [lo, hi] plus 25 MiB. */
+static int sweep(const opts *o, const cp_predictor *pr, cp_err *e)
+{
+    double caps[64], best = -1, best_ms = 0;
+    int n = 0, i, j, rc;
+    cp_strategy s = o->explicit_list ? o->list[0] : CP_S_AUTO;
+    double c;
+    for (c = 1.0 / 1024; c <= o->sweep_hi * (1 + 1e-12) && n < 62; c *= 2)
+        if (c >= o->sweep_lo * (1 - 1e-12))
+            caps[n++] = c;
+    if (25 >= o->sweep_lo && 25 <= o->sweep_hi)
+        caps[n++] = 25;
+    for (i = 1; i < n; i++) /* sort, so 25 sits in order */
+        for (j = i; j > 0 && caps[j] < caps[j - 1]; j--) {
+            double t = caps[j];
+            caps[j] = caps[j - 1];
+            caps[j - 1] = t;
+        }
+    printf("# bucket sweep: %s on %s (%d GPUs), strategy %s\n", pr->model->name,
+           pr->topo->name, pr->topo->ngpus, cp_strategy_name(s));
+    printf("%14s %12s %11s\n", "bucket_cap_mb", "iteration_ms", "exposed_ms");
+    for (i = 0; i < n; i++) {
+        cp_predict_opts po = o->p;
+        cp_prediction p;
+        po.bucket_mb = caps[i];
+        rc = cp_predict(pr, s, &po, 0, &p, e);
+        if (rc)
+            return rc;
+        if (!p.available)
+            return cp_fail(e, CP_EINPUT, "strategy %s: %s", cp_strategy_name(s), p.why_not);
+        printf("%14g %12.3f %11.3f\n", caps[i], p.iteration_ms, p.exposed_ms);
+        if (best < 0 || p.iteration_ms < best_ms - 1e-9) {
+            best = caps[i];
+            best_ms = p.iteration_ms;
+        }
+    }
+    printf("best bucket_cap_mb: %g (%.3f ms per iteration)\n", best, best_ms);
+    return CP_OK;
+}
+
+static int run(const opts *oin, cp_err *e)
+{
+    opts o = *oin;
+    cp_model *m = NULL;
+    cp_topo *t = NULL;
+    cp_predictor pr;
+    cp_prediction res[CP_STRATEGIES], ring;
+    int rc, k, have_pr = 0;
+    double ring_ms = 0;
+
+    memset(res, 0, sizeof res);
+    if ((rc = cp_model_load(o.model, &m, e)) || (rc = cp_topo_load_hosts(o.topo, o.hosts, &t, e)))
+        goto done;
+    if ((rc = cp_predictor_init(&pr, m, t, &o.p, e)))
+        goto done;
+    have_pr = 1;
+    if (o.sweep_hi > 0) {
+        rc = sweep(&o, &pr, e);
+        goto done;
+    }
+    if (!o.explicit_list)
+        default_list(&pr, &o);
+    for (k = 0; k < o.nlist && rc == CP_OK; k++) {
+        rc = cp_predict(&pr, o.list[k], &o.p, o.timeline, &res[k], e);
+        if (rc == CP_OK && !res[k].available)
+            rc = cp_fail(e, CP_EINPUT, "strategy %s is not available on %s: %s",
+                         cp_strategy_name(o.list[k]), t->name, res[k].why_not);
+    }
+    if (rc == CP_OK && cp_predict(&pr, CP_S_RING, &o.p, 0, &ring, e) == CP_OK && ring.available)
+        ring_ms = ring.iteration_ms;
+    if (rc)
+        goto done;
+    if (o.json)
+        rc = print_json(&o, &pr, res) ? cp_fail(e, CP_EINTERNAL, "writing output failed") : 0;
+    else if (o.csv)
+        print_csv(&o, &pr, res, ring_ms);
+    else if (o.timeline)
+        print_timeline(&o, res);
+    else
+        print_table(&o, &pr, res, ring_ms);
+done:
+    for (k = 0; k < CP_STRATEGIES; k++)
+        cp_prediction_free(&res[k]);
+    if (have_pr)
+        cp_predictor_free(&pr);
+    cp_model_free(m);
+    cp_topo_free(t);
+    return rc;
+}
+
+int cmd_predict(int argc, char **argv)
+{
+    opts o;
+    cp_err e;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? CP_OK : rc;
+    cp_err_clear(&e);
+    return cli_report(run(&o, &e), &e);
+}

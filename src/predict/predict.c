@@ -1,0 +1,285 @@
+/*
+ * predict.c - framework timelines under each strategy (see predict.h and
+ * docs/model.md).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "predict/predict.h"
+
+static const char *const strategy_names[CP_STRATEGIES] = {"ring",  "tree",   "auto",   "hier",
+                                                          "ps",    "proxy",  "coarse", "best"};
+
+/* MiB, as PyTorch's bucket_cap_mb and Horovod's fusion threshold count. */
+#define MIB 1048576.0
+
+const char *cp_strategy_name(cp_strategy s)
+{
+    return (unsigned)s < CP_STRATEGIES ? strategy_names[s] : "?";
+}
+
+int cp_strategy_parse(const char *name, cp_strategy *out)
+{
+    int i;
+    for (i = 0; i < CP_STRATEGIES; i++)
+        if (strcmp(name, strategy_names[i]) == 0) {
+            *out = (cp_strategy)i;
+            return 0;
+        }
+    return -1;
+}
+
+void cp_predict_opts_default(cp_predict_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->framework = CP_FW_DDP;
+    o->bucket_mb = 25;       /* torch.nn.parallel.DistributedDataParallel bucket_cap_mb */
+    o->first_bucket_mb = 1;  /* torch.distributed._DEFAULT_FIRST_BUCKET_BYTES */
+    o->fusion_mb = 64;       /* HOROVOD_FUSION_THRESHOLD default */
+    o->cycle_ms = 5;         /* HOROVOD_CYCLE_TIME default */
+}
+
+void cp_prediction_free(cp_prediction *p)
+{
+    free(p->runs);
+    p->runs = NULL;
+    p->nruns = 0;
+}
+
+int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
+                      const cp_predict_opts *o, cp_err *e)
+{
+    int rc;
+    memset(p, 0, sizeof *p);
+    p->model = m;
+    p->topo = t;
+    p->elem_bytes = o->grad_bytes > 0 ? o->grad_bytes : cp_dtype_bytes(m->dtype);
+    rc = cp_compute_build(m, o->compute_ms, &p->comp, e);
+    if (rc)
+        return rc;
+    rc = cp_coll_build(t, 1, &p->coll, e);
+    if (rc) {
+        cp_compute_free(&p->comp);
+        return rc;
+    }
+    p->have_coll = 1;
+    return CP_OK;
+}
+
+void cp_predictor_free(cp_predictor *p)
+{
+    if (p->have_coll)
+        cp_coll_free(&p->coll);
+    cp_compute_free(&p->comp);
+    memset(p, 0, sizeof *p);
+}
+
+/* The collective algorithm a strategy uses for a bucket (CP_ALGS: none). */
+static cp_coll_alg strategy_alg(cp_strategy s)
+{
+    switch (s) {
+    case CP_S_RING: return CP_ALG_RING;
+    case CP_S_TREE: return CP_ALG_TREE;
+    case CP_S_HIER: return CP_ALG_HIER;
+    case CP_S_PS: return CP_ALG_PS;
+    default: return CP_ALGS;
+    }
+}
+
+/* Time in ms of one bucket under strategy s; negative when unavailable.
+ * *how names the algorithm. */
+static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, const char **how)
+{
+    double us = -1;
+    cp_coll_alg alg;
+    int a;
+    if (p->topo->ngpus <= 1) {
+        *how = "none";
+        return 0;
+    }
+    switch (s) {
+    case CP_S_AUTO:
+        alg = cp_coll_best(&p->coll, CP_OP_ALLREDUCE, bytes, &us);
+        *how = cp_coll_alg_name(alg);
+        break;
+    case CP_S_BEST:
+        for (a = 0; a < CP_ALGS; a++) {
+            double x = cp_coll_time_us(&p->coll, CP_OP_ALLREDUCE, (cp_coll_alg)a, bytes);
+            if (x >= 0 && (us < 0 || x < us)) {
+                us = x;
+                *how = cp_coll_alg_name((cp_coll_alg)a);
+            }
+        }
+        break;
+    default:
+        alg = strategy_alg(s);
+        if (alg == CP_ALGS)
+            return -1;
+        us = cp_coll_time_us(&p->coll, CP_OP_ALLREDUCE, alg, bytes);
+        *how = cp_coll_alg_name(alg);
+        break;
+    }
+    return us < 0 ? -1 : us / 1e3;
+}
+
+/* Why a strategy cannot run on this machine. */
+static void why_not(const cp_predictor *p, cp_strategy s, cp_prediction *out)
+{
+    cp_coll_alg alg = strategy_alg(s);
+    if (alg != CP_ALGS)
+        snprintf(out->why_not, sizeof out->why_not, "%s",
+                 p->coll.cost[CP_OP_ALLREDUCE][alg].why_not);
+    else
+        snprintf(out->why_not, sizeof out->why_not, "%s needs the COARSE planner",
+                 cp_strategy_name(s));
+}
+
+static int add_run(cp_prediction *out, int cap, double bytes, int nt, double ready,
+                   double start, double finish, const char *how)
+{
+    cp_bucket_run *r;
+    if (!out->runs)
+        return 0;
+    if (out->nruns >= cap)
+        return -1;
+    r = &out->runs[out->nruns++];
+    r->bytes = bytes;
+    r->ntensors = nt;
+    r->ready_ms = ready;
+    r->start_ms = start;
+    r->finish_ms = finish;
+    r->how = how;
+    return 0;
+}
+
+/* DDP: buckets on one stream in bucket order (eqs. P3, P4). */
+static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o, int keep,
+                   cp_prediction *out, double *finish, cp_err *e)
+{
+    cp_buckets bk;
+    int i, rc = cp_buckets_ddp(p->model, &p->comp, p->elem_bytes, o->first_bucket_mb * MIB,
+                               o->bucket_mb * MIB, &bk, e);
+    if (rc)
+        return rc;
+    if (keep && !(out->runs = calloc((size_t)bk.n + 1, sizeof *out->runs))) {
+        cp_buckets_free(&bk);
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
+    *finish = 0;
+    for (i = 0; i < bk.n; i++) {
+        const char *how = "none";
+        double d = bucket_ms(p, s, bk.b[i].bytes, &how), start;
+        if (d < 0) {
+            cp_buckets_free(&bk);
+            return 1; /* unavailable */
+        }
+        start = bk.b[i].ready_ms > *finish ? bk.b[i].ready_ms : *finish;
+        *finish = start + d;
+        out->comm_ms += d;
+        add_run(out, bk.n + 1, bk.b[i].bytes, bk.b[i].count, bk.b[i].ready_ms, start, *finish,
+                how);
+    }
+    cp_buckets_free(&bk);
+    return CP_OK;
+}
+
+/* Tensors by ready time; ties (same layer) in reverse registration order,
+ * the order autograd produces them.  qsort has no context argument, hence
+ * the file-level pointer; it is set and used only inside run_horovod. */
+static const double *sort_ready;
+static int cmp_ready(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    if (sort_ready[x] != sort_ready[y])
+        return sort_ready[x] < sort_ready[y] ? -1 : 1;
+    return y - x;
+}
+
+/* Horovod: every cycle, fuse what became ready into buffers of at most the
+ * fusion threshold and reduce them one after another; the next cycle starts
+ * a cycle later or when those finish (eq. P5). */
+static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
+                       int keep, cp_prediction *out, double *finish, cp_err *e)
+{
+    const cp_model *m = p->model;
+    int nt = m->ntensors, next = 0, k;
+    int *idx = malloc((size_t)nt * sizeof *idx);
+    double *ready = malloc((size_t)nt * sizeof *ready), tick = 0, fuse = o->fusion_mb * MIB;
+    if (!idx || !ready || (keep && !(out->runs = calloc((size_t)nt + 1, sizeof *out->runs)))) {
+        free(idx);
+        free(ready);
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
+    for (k = 0; k < nt; k++) {
+        idx[k] = k;
+        ready[k] = p->comp.ready_ms[m->tensors[k].layer];
+    }
+    sort_ready = ready;
+    qsort(idx, (size_t)nt, sizeof *idx, cmp_ready);
+    *finish = 0;
+    while (next < nt) {
+        double end = tick;
+        if (ready[idx[next]] > tick) { /* idle cycles until something is ready */
+            double gap = ready[idx[next]] - tick;
+            tick += o->cycle_ms * (double)(long long)(gap / o->cycle_ms + 1 - 1e-12);
+            if (tick < ready[idx[next]])
+                tick += o->cycle_ms;
+            continue;
+        }
+        while (next < nt && ready[idx[next]] <= tick) {
+            double bytes = 0, d, rmax = 0;
+            int count = 0;
+            const char *how = "none";
+            while (next < nt && ready[idx[next]] <= tick &&
+                   (count == 0 || bytes + (double)m->tensors[idx[next]].numel * p->elem_bytes <= fuse)) {
+                bytes += (double)m->tensors[idx[next]].numel * p->elem_bytes;
+                if (ready[idx[next]] > rmax)
+                    rmax = ready[idx[next]];
+                count++;
+                next++;
+            }
+            d = bucket_ms(p, s, bytes, &how);
+            if (d < 0) {
+                free(idx);
+                free(ready);
+                return 1;
+            }
+            add_run(out, nt + 1, bytes, count, rmax, end, end + d, how);
+            out->comm_ms += d;
+            end += d;
+        }
+        *finish = end;
+        tick = end > tick + o->cycle_ms ? end : tick + o->cycle_ms;
+    }
+    free(idx);
+    free(ready);
+    return CP_OK;
+}
+
+int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
+               int keep_runs, cp_prediction *out, cp_err *e)
+{
+    double finish = 0, end_compute = p->comp.fwd_total + p->comp.bwd_total;
+    int rc;
+    memset(out, 0, sizeof *out);
+    out->strategy = s;
+    out->compute_ms = cp_compute_total(&p->comp);
+    rc = o->framework == CP_FW_HOROVOD ? run_horovod(p, s, o, keep_runs, out, &finish, e)
+                                        : run_ddp(p, s, o, keep_runs, out, &finish, e);
+    if (rc == 1) {
+        cp_prediction_free(out);
+        out->available = 0;
+        why_not(p, s, out);
+        return CP_OK;
+    }
+    if (rc)
+        return rc;
+    out->available = 1;
+    /* eq. P6 */
+    out->iteration_ms = (finish > end_compute ? finish : end_compute) + p->comp.optimizer_ms;
+    out->exposed_ms = out->iteration_ms - out->compute_ms;
+    if (out->exposed_ms < 0)
+        out->exposed_ms = 0;
+    return CP_OK;
+}

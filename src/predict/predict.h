@@ -1,0 +1,89 @@
+/*
+ * predict.h - iteration time of data-parallel training under a gradient
+ * synchronisation strategy.
+ *
+ * The iteration is the single-GPU compute timeline (timeline.h) with the
+ * framework's gradient buckets synchronised on one communication stream,
+ * each bucket launched when it is ready and after the previous one finished,
+ * overlapping the rest of backward (docs/model.md eqs. P1-P6):
+ *
+ *     start_i  = max(ready_i, finish_{i-1})          finish_i = start_i + T(bytes_i)
+ *     iteration = max(fwd + bwd, finish_last) + optimizer
+ *     exposed   = iteration - compute  (the communication overlap did not hide)
+ *
+ * T(bytes) is the strategy's time for one bucket: a collective algorithm
+ * (collective.h), the parameter server, or (planner) the COARSE routes.
+ *
+ * Ownership: a cp_predictor borrows the model and topology and owns what it
+ * builds from them; cp_prediction owns its run list.
+ */
+#ifndef CP_PREDICT_H
+#define CP_PREDICT_H
+
+#include "cost/collective.h"
+#include "predict/timeline.h"
+
+typedef enum cp_strategy {
+    CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_HIER, CP_S_PS, CP_S_PROXY, CP_S_COARSE, CP_S_BEST,
+    CP_STRATEGIES
+} cp_strategy;
+
+typedef enum cp_framework { CP_FW_DDP, CP_FW_HOROVOD } cp_framework;
+
+const char *cp_strategy_name(cp_strategy s);
+int cp_strategy_parse(const char *name, cp_strategy *out); /* 0 or -1 */
+
+typedef struct cp_predict_opts {
+    double compute_ms;       /* measured one-GPU iteration; <= 0: the model's own */
+    cp_framework framework;
+    double bucket_mb;        /* DDP bucket_cap_mb, MiB (default 25) */
+    double first_bucket_mb;  /* DDP first bucket, MiB (default 1) */
+    double fusion_mb;        /* Horovod fusion threshold, MiB (default 64) */
+    double cycle_ms;         /* Horovod cycle time, ms (default 5) */
+    int grad_bytes;          /* gradient element size; 0 = the model's dtype */
+} cp_predict_opts;
+
+/* Defaults: DDP, 25 MiB buckets, 1 MiB first bucket, Horovod 64 MiB / 5 ms. */
+void cp_predict_opts_default(cp_predict_opts *o);
+
+/* One bucket (DDP) or fused buffer (Horovod) as it ran. */
+typedef struct cp_bucket_run {
+    double bytes;
+    int ntensors;
+    double ready_ms, start_ms, finish_ms;
+    const char *how;         /* algorithm or route used ("ring", "nvls", "ps", ...) */
+} cp_bucket_run;
+
+typedef struct cp_prediction {
+    cp_strategy strategy;
+    int available;
+    char why_not[200];
+    double iteration_ms, compute_ms, comm_ms, exposed_ms;
+    cp_bucket_run *runs;     /* owned */
+    int nruns;
+} cp_prediction;
+
+void cp_prediction_free(cp_prediction *p);
+
+/* What is built once per model and machine and reused for every strategy
+ * and every bucket size. */
+typedef struct cp_predictor {
+    const cp_model *model;   /* borrowed */
+    const cp_topo *topo;     /* borrowed */
+    cp_coll coll;            /* collective model of the whole machine */
+    cp_compute comp;
+    int elem_bytes;
+    int have_coll;
+} cp_predictor;
+
+int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
+                      const cp_predict_opts *o, cp_err *e);
+void cp_predictor_free(cp_predictor *p);
+
+/* Predict one strategy.  An unavailable strategy (no memory devices for
+ * proxy, no reducing CPU for ps) returns CP_OK with out->available 0 and the
+ * reason; `keep_runs` keeps the bucket list for --timeline. */
+int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
+               int keep_runs, cp_prediction *out, cp_err *e);
+
+#endif

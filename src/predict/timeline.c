@@ -1,0 +1,127 @@
+/*
+ * timeline.c - compute timeline and DDP bucketing (see timeline.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "predict/timeline.h"
+
+void cp_compute_free(cp_compute *c)
+{
+    free(c->fwd_ms);
+    free(c->bwd_ms);
+    free(c->ready_ms);
+    memset(c, 0, sizeof *c);
+}
+
+double cp_compute_total(const cp_compute *c)
+{
+    return c->fwd_total + c->bwd_total + c->optimizer_ms;
+}
+
+/* Weight of layer l when splitting a measured time (eq. P1). */
+static double layer_weight(const cp_model *m, int l, cp_split split)
+{
+    return split == CP_SPLIT_FLOPS ? m->layers[l].flops : (double)m->layers[l].params;
+}
+
+int cp_compute_build(const cp_model *m, double compute_ms, cp_compute *c, cp_err *e)
+{
+    int l, timed = m->nlayers > 0 && m->layers[0].fwd_ms >= 0 && compute_ms <= 0;
+    double total = compute_ms > 0 ? compute_ms : m->iteration_ms, wsum = 0, t;
+    cp_split split = m->split == CP_SPLIT_AUTO ? CP_SPLIT_PARAMS : m->split;
+
+    memset(c, 0, sizeof *c);
+    if (!timed && !(total > 0))
+        return cp_fail(e, CP_EINPUT, "model %s has no compute time: give --compute-ms "
+                       "(the measured one-GPU iteration time) or compute.iteration_ms",
+                       m->name);
+    c->nlayers = m->nlayers;
+    c->fwd_ms = calloc((size_t)m->nlayers + 1, sizeof *c->fwd_ms);
+    c->bwd_ms = calloc((size_t)m->nlayers + 1, sizeof *c->bwd_ms);
+    c->ready_ms = calloc((size_t)m->nlayers + 1, sizeof *c->ready_ms);
+    if (!c->fwd_ms || !c->bwd_ms || !c->ready_ms) {
+        cp_compute_free(c);
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
+    c->optimizer_ms = timed ? m->optimizer_ms : m->optimizer_ms < total ? m->optimizer_ms : 0;
+    if (!timed) {
+        double fwd = (total - c->optimizer_ms) / (1 + m->bwd_fwd_ratio);
+        for (l = 0; l < m->nlayers; l++)
+            wsum += layer_weight(m, l, split);
+        if (!(wsum > 0)) {
+            cp_compute_free(c);
+            return cp_fail(e, CP_EINPUT, "model %s: cannot split the compute time by %s: "
+                           "every layer has zero", m->name,
+                           split == CP_SPLIT_FLOPS ? "FLOPs" : "parameters");
+        }
+        for (l = 0; l < m->nlayers; l++) {
+            c->fwd_ms[l] = fwd * layer_weight(m, l, split) / wsum;
+            c->bwd_ms[l] = c->fwd_ms[l] * m->bwd_fwd_ratio;
+        }
+    } else {
+        for (l = 0; l < m->nlayers; l++) {
+            c->fwd_ms[l] = m->layers[l].fwd_ms;
+            c->bwd_ms[l] = m->layers[l].bwd_ms;
+        }
+    }
+    for (l = 0; l < m->nlayers; l++) {
+        c->fwd_total += c->fwd_ms[l];
+        c->bwd_total += c->bwd_ms[l];
+    }
+    /* eq. P2: backward from the last layer; layer l ready when its own
+     * backward is done */
+    t = c->fwd_total;
+    for (l = m->nlayers - 1; l >= 0; l--) {
+        t += c->bwd_ms[l];
+        c->ready_ms[l] = t;
+    }
+    return CP_OK;
+}
+
+void cp_buckets_free(cp_buckets *b)
+{
+    free(b->order);
+    free(b->b);
+    memset(b, 0, sizeof *b);
+}
+
+int cp_buckets_ddp(const cp_model *m, const cp_compute *c, int elem_bytes,
+                   double first_cap_bytes, double cap_bytes, cp_buckets *out, cp_err *e)
+{
+    int i, k;
+    double size = 0, limit = first_cap_bytes;
+    cp_bucket *cur;
+
+    memset(out, 0, sizeof *out);
+    out->ntensors = m->ntensors;
+    out->order = malloc((size_t)m->ntensors * sizeof *out->order);
+    out->b = calloc((size_t)m->ntensors + 1, sizeof *out->b); /* + the empty one after a full last bucket */
+    if (!out->order || !out->b) {
+        cp_buckets_free(out);
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
+    for (i = 0; i < m->ntensors; i++)
+        out->order[i] = m->ntensors - 1 - i;
+    cur = &out->b[0];
+    for (k = 0; k < m->ntensors; k++) {
+        const cp_tensor *t = &m->tensors[out->order[k]];
+        double bytes = (double)t->numel * elem_bytes, ready = c->ready_ms[t->layer];
+        if (cur->count == 0)
+            cur->first = k;
+        cur->count++;
+        cur->bytes += bytes;
+        if (ready > cur->ready_ms)
+            cur->ready_ms = ready;
+        size += bytes;
+        if (size >= limit) { /* reducer.cpp: close once the cap is reached */
+            out->n++;
+            cur = &out->b[out->n];
+            size = 0;
+            limit = cap_bytes;
+        }
+    }
+    if (cur->count > 0)
+        out->n++;
+    return CP_OK;
+}

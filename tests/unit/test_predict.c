@@ -1,0 +1,295 @@
+/*
+ * test_predict.c - compute split, DDP bucketing, the bucket timeline, the
+ * invariants issue 4 lists, and the published ResNet-50 measurement.
+ */
+#include "testutil.h"
+
+#include "load/load.h"
+#include "predict/predict.h"
+
+#define MIB 1048576
+
+/* A model built in code: one tensor per layer, sizes in elements. */
+static cp_model *make_model(const int64_t *numel, const double *flops, int n)
+{
+    cp_model *m = calloc(1, sizeof *m);
+    cp_err e;
+    int i;
+    m->name = strdup("test");
+    m->dtype = CP_FP32;
+    m->ntensors = m->nlayers = n;
+    m->tensors = calloc((size_t)n, sizeof *m->tensors);
+    m->layers = calloc((size_t)n, sizeof *m->layers);
+    for (i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%d", i);
+        m->tensors[i].name = strdup(name);
+        m->tensors[i].numel = numel[i];
+        m->tensors[i].layer = i;
+        m->layers[i].fwd_ms = m->layers[i].bwd_ms = -1;
+        m->layers[i].flops = flops ? flops[i] : 0;
+    }
+    m->split = flops ? CP_SPLIT_FLOPS : CP_SPLIT_PARAMS;
+    assert_int_equal(cp_model_finish(m, &e), CP_OK);
+    return m;
+}
+
+/* Two layers with FLOPs 3:1, 8 ms, backward = 2 x forward:
+ * forward total 8 / 3; layer 0 forward 2, layer 1 forward 2/3; backward 4
+ * and 4/3; layer 1 ready at 8/3 + 4/3 = 4, layer 0 at 4 + 4 = 8. */
+static void test_compute_split(void **state)
+{
+    static const int64_t numel[] = {10, 10};
+    static const double flops[] = {3, 1};
+    cp_model *m = make_model(numel, flops, 2);
+    cp_compute c;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_compute_build(m, 8.0, &c, &e), CP_OK);
+    assert_near(c.fwd_ms[0], 2.0, 1e-12);
+    assert_near(c.fwd_ms[1], 2.0 / 3, 1e-12);
+    assert_near(c.bwd_ms[0], 4.0, 1e-12);
+    assert_near(c.ready_ms[1], 4.0, 1e-12);
+    assert_near(c.ready_ms[0], 8.0, 1e-12);
+    assert_near(cp_compute_total(&c), 8.0, 1e-12);
+    cp_compute_free(&c);
+    /* no time anywhere: an input error */
+    assert_int_equal(cp_compute_build(m, 0, &c, &e), CP_EINPUT);
+    cp_model_free(m);
+}
+
+/* Five tensors of 0.5, 2, 10, 20, 1 MiB (fp32) in registration order.
+ * Reverse order: 1 MiB fills the 1 MiB first bucket; 20 then 10 reach the
+ * 25 MiB cap (30 >= 25); 2 and 0.5 remain: buckets {4}, {3, 2}, {1, 0}. */
+static void test_ddp_buckets(void **state)
+{
+    static const int64_t numel[] = {MIB / 8, MIB / 2, 10 * MIB / 4, 5 * MIB, MIB / 4};
+    cp_model *m = make_model(numel, NULL, 5);
+    cp_compute c;
+    cp_buckets b;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_compute_build(m, 10.0, &c, &e), CP_OK);
+    assert_int_equal(cp_buckets_ddp(m, &c, 4, 1.0 * MIB, 25.0 * MIB, &b, &e), CP_OK);
+    assert_int_equal(b.n, 3);
+    assert_int_equal(b.b[0].count, 1);
+    assert_int_equal(b.order[b.b[0].first], 4);
+    assert_int_equal(b.b[1].count, 2);
+    assert_near(b.b[1].bytes, 30.0 * MIB, 0);
+    assert_int_equal(b.b[2].count, 2);
+    assert_near(b.b[2].bytes, 2.5 * MIB, 0);
+    /* a bucket is ready when its last tensor is: tensor 0's layer, the end */
+    assert_near(b.b[2].ready_ms, c.ready_ms[0], 0);
+    cp_buckets_free(&b);
+    /* cap 0: one tensor per bucket, as per-variable all-reduce */
+    assert_int_equal(cp_buckets_ddp(m, &c, 4, 0, 0, &b, &e), CP_OK);
+    assert_int_equal(b.n, 5);
+    cp_buckets_free(&b);
+    cp_compute_free(&c);
+    cp_model_free(m);
+}
+
+/* Four GPUs in an NVLink square (25 GB/s, 1 us hops, uncalibrated): ring
+ * AllReduce T(S) = 6 us + 1.5 S / 50e3 us (test_collective.c).
+ * Model: layer 0 a 12 MiB tensor, layer 1 a 4 MiB tensor, 30 ms split by
+ * parameters 3:1: forward 10 ms (7.5 + 2.5), backward 15 + 5; layer 1 ready
+ * at 15 ms, layer 0 at 30 ms.  Buckets: {4 MiB} (reaches the 1 MiB first
+ * cap), {12 MiB}.
+ *   bucket 0: 15 -> 15 + (6 + 1.5 x 4194304 / 50000) us = 15.131829 ms
+ *   bucket 1: 30 -> 30 + (6 + 1.5 x 12582912 / 50000) us = 30.383487 ms
+ * iteration 30.383487, comm 0.131829 + 0.383487 = 0.515316, exposed 0.383487 */
+static void test_timeline_by_hand(void **state)
+{
+    static const int64_t numel[] = {3 * MIB, MIB};
+    cp_model *m = make_model(numel, NULL, 2);
+    cp_topo *t = cp_topo_new("square");
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    int i, g[4];
+    (void)state;
+    for (i = 0; i < 4; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "g%d", i);
+        g[i] = cp_topo_add_node(t, id, CP_GPU, 0);
+    }
+    for (i = 0; i < 4; i++)
+        cp_topo_add_link(t, g[i], g[(i + 1) % 4], CP_NVLINK, 25, 0, 1.0);
+    assert_int_equal(cp_topo_index(t, &e), CP_OK);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 30;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_true(p.available);
+    assert_int_equal(p.nruns, 2);
+    assert_near(p.runs[0].start_ms, 15.0, 1e-9);
+    assert_near(p.runs[0].finish_ms, 15.131829, 1e-6);
+    assert_near(p.runs[1].finish_ms, 30.383487, 1e-6);
+    assert_near(p.iteration_ms, 30.383487, 1e-6);
+    assert_near(p.comm_ms, 0.515316, 1e-6);
+    assert_near(p.exposed_ms, 0.383487, 1e-6);
+    cp_prediction_free(&p);
+    /* no reducing CPU: the parameter server is unavailable, with a reason */
+    assert_int_equal(cp_predict(&pr, CP_S_PS, &o, 0, &p, &e), CP_OK);
+    assert_false(p.available);
+    assert_non_null(strstr(p.why_not, "reduce_gbs"));
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
+/* Invariants (issue 4): iteration >= compute, exposed <= comm; a machine
+ * with every link 10x faster never predicts a slower iteration; one GPU:
+ * iteration = compute. */
+static void check_invariants(const char *model, const char *topo, int hosts)
+{
+    cp_model *m;
+    cp_topo *t, *fast;
+    cp_predictor pr, pf;
+    cp_predict_opts o;
+    cp_err e;
+    int s, l;
+    assert_int_equal(cp_model_load(model, &m, &e), CP_OK);
+    assert_int_equal(cp_topo_load_hosts(topo, hosts, &t, &e), CP_OK);
+    fast = cp_topo_clone(t);
+    assert_non_null(fast);
+    for (l = 0; l < fast->nlinks; l++) {
+        fast->links[l].gbs[0] *= 10;
+        fast->links[l].gbs[1] *= 10;
+    }
+    cp_predict_opts_default(&o);
+    o.compute_ms = 250;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_predictor_init(&pf, m, fast, &o, &e), CP_OK);
+    for (s = 0; s < CP_STRATEGIES; s++) {
+        cp_prediction a, b;
+        assert_int_equal(cp_predict(&pr, (cp_strategy)s, &o, 0, &a, &e), CP_OK);
+        assert_int_equal(cp_predict(&pf, (cp_strategy)s, &o, 0, &b, &e), CP_OK);
+        if (!a.available)
+            continue;
+        assert_true(a.iteration_ms >= a.compute_ms - 1e-9);
+        assert_true(a.exposed_ms <= a.comm_ms + 1e-9);
+        assert_true(b.available);
+        if (b.iteration_ms > a.iteration_ms + 1e-9)
+            fail_msg("%s on %s: strategy %s is slower with 10x links (%.4f > %.4f ms)", model,
+                     topo, cp_strategy_name((cp_strategy)s), b.iteration_ms, a.iteration_ms);
+    }
+    cp_predictor_free(&pr);
+    cp_predictor_free(&pf);
+    cp_topo_free(fast);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
+static void test_invariants(void **state)
+{
+    static const char *const models[] = {"models/resnet50.json", "models/vgg16.json",
+                                         "models/bert-large.json", "models/gpt2.json"};
+    static const char *const topos[] = {"topologies/dgx1-v100.json", "topologies/dgx-a100.json",
+                                        "topologies/hgx-h100.json", "topologies/pcie-t4.json",
+                                        "topologies/aws-p3.16xlarge.json"};
+    size_t i, j;
+    (void)state;
+    for (i = 0; i < sizeof models / sizeof models[0]; i++)
+        for (j = 0; j < sizeof topos / sizeof topos[0]; j++)
+            check_invariants(models[i], topos[j], 1);
+    check_invariants("models/bert-large.json", "topologies/dgx-a100.json", 4);
+    check_invariants("models/resnet50.json", "topologies/aws-p3dn.json", 2);
+}
+
+/* One GPU: nothing to synchronise, iteration = compute exactly. */
+static void test_one_gpu(void **state)
+{
+    static const int64_t numel[] = {MIB, MIB};
+    cp_model *m = make_model(numel, NULL, 2);
+    cp_topo *t = cp_topo_new("one");
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    cp_topo_add_node(t, "g0", CP_GPU, 0);
+    assert_int_equal(cp_topo_index(t, &e), CP_OK);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 12.5;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e), CP_OK);
+    assert_near(p.iteration_ms, 12.5, 0);
+    assert_near(p.exposed_ms, 0, 0);
+    assert_near(p.comm_ms, 0, 0);
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
+/* Published (../shared/data/README.md): ResNet-50 v1.5, PyTorch FP32, DGX-1
+ * 16 GB, batch 112 per GPU: 367 img/s on one GPU = 112 / 367 = 305.2 ms,
+ * 2855 img/s on eight = 112 / (2855 / 8) = 313.8 ms.  Predicted eight-GPU
+ * iteration with --compute-ms 305.2 must be within 5% of 313.8. */
+static void test_resnet50_dgx1(void **state)
+{
+    cp_model *m;
+    cp_topo *t;
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_model_load("models/resnet50.json", &m, &e), CP_OK);
+    assert_int_equal(cp_topo_load("topologies/dgx1-v100.json", &t, &e), CP_OK);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 112.0 / 367.0 * 1000; /* 305.18 ms */
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e), CP_OK);
+    assert_rel(p.iteration_ms, 112.0 / (2855.0 / 8) * 1000, 0.05); /* 313.8 ms */
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
+/* Horovod: two tensors ready together fuse into one buffer below the
+ * threshold, and are split into two above it. */
+static void test_horovod_fusion(void **state)
+{
+    static const int64_t numel[] = {MIB, MIB};
+    static const double flops[] = {0, 1}; /* layer 0 costs nothing: both ready together */
+    cp_model *m = make_model(numel, flops, 2);
+    cp_topo *t;
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_topo_load("topologies/dgx1-v100.json", &t, &e), CP_OK);
+    cp_predict_opts_default(&o);
+    o.framework = CP_FW_HOROVOD;
+    o.compute_ms = 20;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    /* 4 MiB + 4 MiB = 8 MiB <= 64 MiB: one fused buffer */
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_int_equal(p.nruns, 1);
+    assert_near(p.runs[0].bytes, 8.0 * MIB, 0);
+    assert_int_equal(p.runs[0].ntensors, 2);
+    /* the buffer starts on a cycle boundary: ready at 20 ms, cycles of 5 ms */
+    assert_near(p.runs[0].start_ms, 20.0, 1e-9);
+    cp_prediction_free(&p);
+    o.fusion_mb = 6; /* 4 + 4 > 6: two buffers */
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_int_equal(p.nruns, 2);
+    cp_prediction_free(&p);
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compute_split),   cmocka_unit_test(test_ddp_buckets),
+        cmocka_unit_test(test_timeline_by_hand), cmocka_unit_test(test_invariants),
+        cmocka_unit_test(test_one_gpu),         cmocka_unit_test(test_resnet50_dgx1),
+        cmocka_unit_test(test_horovod_fusion),
+    };
+    return cmocka_run_group_tests_name("predict", tests, NULL, NULL);
+}
