@@ -23,6 +23,7 @@ static const command commands[] = {
     {"info", cmd_info, "describe a model or a topology and its bottlenecks"},
     {"collective", cmd_collective, "predicted collective times in nccl-tests layout"},
     {"predict", cmd_predict, "iteration time per gradient synchronisation strategy"},
+    {"plan", cmd_plan, "solve the COARSE routing LP and write a plan"},
     {"calibrate", cmd_calibrate, "fit link efficiencies and step latencies to nccl-tests output"},
 };
 

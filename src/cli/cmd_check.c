@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/summary.h"
 #include "load/load.h"
+#include "runtime/planfile.h"
 
 static const char help[] =
     "usage: coarse-plan check FILE...\n"
@@ -48,6 +49,18 @@ static int check_one(const char *path, cp_err *e)
             printf("%s: ok: ", path);
             cli_summary_topo(t, stdout);
             cp_topo_free(t);
+        }
+        break;
+    }
+    case CP_FILE_PLAN: {
+        cpl_plan *p;
+        rc = cp_planfile_load_doc(&d, &p, e); /* takes the document */
+        if (rc == CP_OK) {
+            printf("%s: ok: plan for %s on %s: %zu buckets, %zu tensors, %zu routes, predicted "
+                   "%.3f ms per iteration\n", path, cpl_model_name(p), cpl_topology_name(p),
+                   cpl_bucket_count(p), cpl_tensor_count(p), cpl_route_count(p),
+                   cpl_predicted_iteration_ms(p));
+            cpl_close(p);
         }
         break;
     }

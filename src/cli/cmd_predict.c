@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "core/units.h"
 #include "load/load.h"
-#include "predict/predict.h"
+#include "plan/plan_predict.h"
 
 static const char help[] =
     "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N]\n"
@@ -179,13 +179,13 @@ static int parse_opts(int argc, char **argv, opts *o)
 static void default_list(const cp_predictor *pr, opts *o)
 {
     static const cp_strategy all[] = {CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_HIER, CP_S_PS,
-                                      CP_S_BEST};
+                                      CP_S_PROXY, CP_S_COARSE, CP_S_BEST};
     size_t k;
     o->nlist = 0;
     for (k = 0; k < sizeof all / sizeof all[0]; k++) {
         cp_prediction p;
         cp_err e;
-        if (cp_predict(pr, all[k], &o->p, 0, &p, &e) == CP_OK && p.available)
+        if (cp_predict_any(pr, all[k], &o->p, 0, 0, &p, &e) == CP_OK && p.available)
             o->list[o->nlist++] = all[k];
     }
 }
@@ -278,7 +278,7 @@ static int sweep(const opts *o, const cp_predictor *pr, cp_err *e)
         cp_predict_opts po = o->p;
         cp_prediction p;
         po.bucket_mb = caps[i];
-        rc = cp_predict(pr, s, &po, 0, &p, e);
+        rc = cp_predict_any(pr, s, &po, 0, 0, &p, e);
         if (rc)
             return rc;
         if (!p.available)
@@ -316,7 +316,7 @@ static int run(const opts *oin, cp_err *e)
     if (!o.explicit_list)
         default_list(&pr, &o);
     for (k = 0; k < o.nlist && rc == CP_OK; k++) {
-        rc = cp_predict(&pr, o.list[k], &o.p, o.timeline, &res[k], e);
+        rc = cp_predict_any(&pr, o.list[k], &o.p, 0, o.timeline, &res[k], e);
         if (rc == CP_OK && !res[k].available)
             rc = cp_fail(e, CP_EINPUT, "strategy %s is not available on %s: %s",
                          cp_strategy_name(o.list[k]), t->name, res[k].why_not);

@@ -18,6 +18,23 @@
 /* Loading                                                                   */
 
 static void set_source_line(cp_err *e, const char *text, size_t len, int line);
+static void offset_to_linecol(const char *text, size_t off, int *line, int *col);
+
+/* JSON text never holds a raw NUL byte, but jansson accepts one right after
+ * a number ("1\0"), and everything downstream treats text as a C string.
+ * Refuse it with its position before decoding. */
+static int reject_nul(const char *path, const char *text, size_t len, cp_err *e)
+{
+    const char *nul = memchr(text, '\0', len);
+    int line, col;
+    if (!nul)
+        return CP_OK;
+    offset_to_linecol(text, (size_t)(nul - text), &line, &col);
+    cp_fail_at(e, CP_EINPUT, path, line, col, NULL,
+               "invalid JSON: NUL byte (a file of text was expected)");
+    set_source_line(e, text, len, line);
+    return CP_EINPUT;
+}
 
 int cp_jdoc_load_text(cp_jdoc *d, const char *path, const char *text, size_t len,
                       cp_err *e)
@@ -25,6 +42,8 @@ int cp_jdoc_load_text(cp_jdoc *d, const char *path, const char *text, size_t len
     json_error_t jerr;
 
     memset(d, 0, sizeof *d);
+    if (reject_nul(path, text, len, e))
+        return CP_EINPUT;
     d->path = strdup(path);
     d->text = malloc(len + 1);
     if (!d->path || !d->text) {
@@ -106,15 +125,21 @@ static void skip_string(scan *sc)
         sc->i++;
     }
     sc->i++; /* closing quote */
+    if (sc->i > sc->n) /* unterminated: the callers index text[i - 1] */
+        sc->i = sc->n;
 }
 
+/* A number or literal ends at a delimiter.  memchr, not strchr: jansson
+ * accepts a NUL byte right after a number ("1\0"), and strchr would call
+ * the NUL a delimiter, leaving the cursor stuck on it. */
 static void skip_scalar(scan *sc)
 {
+    static const char delim[] = ",]} \t\r\n";
     if (sc->i < sc->n && sc->s[sc->i] == '"') {
         skip_string(sc);
         return;
     }
-    while (sc->i < sc->n && !strchr(",]} \t\r\n", sc->s[sc->i]))
+    while (sc->i < sc->n && !memchr(delim, sc->s[sc->i], sizeof delim - 1))
         sc->i++;
 }
 
@@ -125,14 +150,16 @@ static int walk(scan *sc, const json_t *node, const target *t, size_t *out);
 static int walk_object(scan *sc, const json_t *node, const target *t, size_t *out)
 {
     void *it = node ? json_object_iter((json_t *)node) : NULL;
+    size_t last = (size_t)-1;
     sc->i++; /* '{' */
     for (;;) {
         const json_t *child = NULL;
         skip_ws(sc);
-        if (sc->i >= sc->n || sc->s[sc->i] == '}') {
+        if (sc->i >= sc->n || sc->s[sc->i] == '}' || sc->i == last) {
             sc->i++;
             return 0;
         }
+        last = sc->i; /* text we do not understand must not stop the cursor */
         skip_string(sc);
         skip_ws(sc);
         sc->i++; /* ':' */
@@ -156,14 +183,15 @@ static int walk_object(scan *sc, const json_t *node, const target *t, size_t *ou
 
 static int walk_array(scan *sc, const json_t *node, const target *t, size_t *out)
 {
-    size_t idx = 0;
+    size_t idx = 0, last = (size_t)-1;
     sc->i++; /* '[' */
     for (;;) {
         skip_ws(sc);
-        if (sc->i >= sc->n || sc->s[sc->i] == ']') {
+        if (sc->i >= sc->n || sc->s[sc->i] == ']' || sc->i == last) {
             sc->i++;
             return 0;
         }
+        last = sc->i; /* text we do not understand must not stop the cursor */
         if (walk(sc, node ? json_array_get(node, idx) : NULL, t, out))
             return 1;
         idx++;
@@ -207,7 +235,7 @@ static void offset_to_linecol(const char *text, size_t off, int *line, int *col)
 {
     size_t i, bol = 0;
     int ln = 1;
-    for (i = 0; i < off && text[i]; i++) {
+    for (i = 0; i < off; i++) {
         if (text[i] == '\n') {
             ln++;
             bol = i + 1;
@@ -447,6 +475,24 @@ int cp_jget_num(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *wher
     if (!isfinite(x) || ((flags & CP_POS) && !(x > 0)) ||
         ((flags & CP_NONNEG) && (x < 0 || signbit(x))))
         return cp_jdoc_fail(d, e, obj, key, where, "expected %s, got %s", expect, got);
+    *out = x;
+    return CP_OK;
+}
+
+int cp_jget_num_range(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
+                      const char *key, unsigned flags, double lo, double hi,
+                      const char *expect, double *out)
+{
+    double x = 0;
+    int rc = cp_jget_num(d, e, obj, where, key, flags, expect, &x);
+    if (rc || !json_object_get(obj, key))
+        return rc;
+    if (x > hi)
+        return cp_jdoc_fail(d, e, obj, key, where, "expected %s, got %g (over the sanity "
+                            "limit %g: check the units)", expect, x, hi);
+    if (x < lo)
+        return cp_jdoc_fail(d, e, obj, key, where, "expected %s, got %g (under the sanity "
+                            "limit %g: check the units)", expect, x, lo);
     *out = x;
     return CP_OK;
 }

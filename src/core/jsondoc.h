@@ -81,6 +81,14 @@ int cp_jget_str(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *wher
 int cp_jget_num(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
                 const char *key, unsigned flags, const char *expect, double *out);
 
+/* A finite number member in [lo, hi] (and > 0 with CP_POS, >= 0 and not -0
+ * with CP_NONNEG); out of range it is refused as "over/under the sanity
+ * limit", which tells the user to check the units.  *out is left untouched
+ * when the member is absent and not required. */
+int cp_jget_num_range(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
+                      const char *key, unsigned flags, double lo, double hi,
+                      const char *expect, double *out);
+
 /* An integer member in [lo, hi]. */
 int cp_jget_int(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
                 const char *key, unsigned flags, int64_t lo, int64_t hi, int64_t *out);

@@ -22,10 +22,24 @@ void cp_pattern_free(cp_pattern *p)
     memset(p, 0, sizeof *p);
 }
 
+double cp_res_cap(const cp_topo *t, int res)
+{
+    if (res < 2 * t->nlinks)
+        return cp_arc_cap(t, res);
+    return t->nodes[res - 2 * t->nlinks].reduce_gbs;
+}
+
 int cp_pattern_from_load(const cp_topo *t, const double *load, const int *gpus, int ngpus,
                          double lat_us, cp_pattern *p)
 {
-    int a, n = 0, narcs = 2 * t->nlinks;
+    return cp_pattern_from_res(t, load, 2 * t->nlinks, gpus, ngpus, lat_us, p);
+}
+
+int cp_pattern_from_res(const cp_topo *t, const double *load, int nres, const int *gpus,
+                        int ngpus, double lat_us, cp_pattern *p)
+{
+    int a, n = 0, narcs = nres;
+    (void)t;
     memset(p, 0, sizeof *p);
     for (a = 0; a < narcs; a++)
         n += load[a] > 0;
@@ -67,7 +81,7 @@ static int pack_one(const cp_topo *t, const cp_pattern *p, cp_packing *out)
     int k;
     double best = -1;
     for (k = 0; k < p->nuse; k++) {
-        double r = cp_arc_cap(t, p->arc[k]) / p->use[k];
+        double r = cp_res_cap(t, p->arc[k]) / p->use[k];
         if (best < 0 || r < best)
             best = r;
     }
@@ -78,7 +92,7 @@ static int pack_one(const cp_topo *t, const cp_pattern *p, cp_packing *out)
     if (!out->bind_arc || !out->bind_dual)
         return CP_EINTERNAL;
     for (k = 0; k < p->nuse; k++) {
-        if (cp_arc_cap(t, p->arc[k]) / p->use[k] <= best * (1 + 1e-9)) {
+        if (cp_res_cap(t, p->arc[k]) / p->use[k] <= best * (1 + 1e-9)) {
             out->bind_arc[out->nbind] = p->arc[k];
             out->bind_dual[out->nbind] = 1.0 / p->use[k];
             out->nbind++;
@@ -90,7 +104,7 @@ static int pack_one(const cp_topo *t, const cp_pattern *p, cp_packing *out)
 /* Row index per arc (or -1), creating rows for every touched arc. */
 static int build_rows(const cp_topo *t, const cp_pattern *pats, int n, cp_lp *lp, int *row_of)
 {
-    int i, k, narcs = 2 * t->nlinks;
+    int i, k, narcs = CP_NRES(t);
     for (i = 0; i < narcs; i++)
         row_of[i] = -1;
     for (i = 0; i < n; i++) {
@@ -99,9 +113,12 @@ static int build_rows(const cp_topo *t, const cp_pattern *pats, int n, cp_lp *lp
             char name[64];
             if (row_of[a] >= 0)
                 continue;
-            snprintf(name, sizeof name, "cap_%s_%s_%d", t->nodes[cp_arc_tail(t, a)].id,
-                     t->nodes[cp_arc_head(t, a)].id, a);
-            row_of[a] = cp_lp_add_row(lp, name, CP_LP_LE, cp_arc_cap(t, a), 0, NULL, NULL);
+            if (a < 2 * t->nlinks)
+                snprintf(name, sizeof name, "cap_%s_%s_%d", t->nodes[cp_arc_tail(t, a)].id,
+                         t->nodes[cp_arc_head(t, a)].id, a);
+            else
+                snprintf(name, sizeof name, "reduce_%s", t->nodes[a - 2 * t->nlinks].id);
+            row_of[a] = cp_lp_add_row(lp, name, CP_LP_LE, cp_res_cap(t, a), 0, NULL, NULL);
             if (row_of[a] < 0)
                 return -1;
         }
@@ -113,7 +130,7 @@ static int build_rows(const cp_topo *t, const cp_pattern *pats, int n, cp_lp *lp
 static int collect_binding(const cp_topo *t, const cp_lp *lp, const int *row_of,
                            cp_packing *out)
 {
-    int a, narcs = 2 * t->nlinks, i, j;
+    int a, narcs = CP_NRES(t), i, j;
     out->bind_arc = malloc((size_t)(cp_lp_nrows(lp) + 1) * sizeof *out->bind_arc);
     out->bind_dual = malloc((size_t)(cp_lp_nrows(lp) + 1) * sizeof *out->bind_dual);
     if (!out->bind_arc || !out->bind_dual)
@@ -149,7 +166,7 @@ static int pack_lp(const cp_topo *t, const cp_pattern *pats, int n, cp_packing *
                    cp_err *e)
 {
     cp_lp *lp = cp_lp_new("pack", 1);
-    int *row_of = malloc((size_t)(2 * t->nlinks + 1) * sizeof *row_of);
+    int *row_of = malloc((size_t)(CP_NRES(t) + 1) * sizeof *row_of);
     int i, k, rc = CP_EINTERNAL;
 
     if (!lp || !row_of || build_rows(t, pats, n, lp, row_of))

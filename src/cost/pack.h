@@ -30,6 +30,14 @@ typedef struct cp_pattern {
     double lat_us;     /* latency of one traversal of the pattern (sum of hop latencies) */
 } cp_pattern;
 
+/* Resources a pattern may load: arcs 0 .. 2 nlinks - 1 (link directions),
+ * then one per node, 2 nlinks + v, for node v's reduction rate (memory
+ * devices, CPUs, NVSwitches summing incoming data at reduce_gbs). */
+#define CP_NRES(t) (2 * (t)->nlinks + (t)->nnodes)
+
+/* Capacity of a resource in GB/s: effective link bandwidth, or reduce_gbs. */
+double cp_res_cap(const cp_topo *t, int res);
+
 /* Release a pattern's arrays (not the struct). */
 void cp_pattern_free(cp_pattern *p);
 
@@ -38,12 +46,16 @@ void cp_pattern_free(cp_pattern *p);
 int cp_pattern_from_load(const cp_topo *t, const double *load, const int *gpus, int ngpus,
                          double lat_us, cp_pattern *p);
 
+/* The same over the first `nres` resources of `load` (up to CP_NRES). */
+int cp_pattern_from_res(const cp_topo *t, const double *load, int nres, const int *gpus,
+                        int ngpus, double lat_us, cp_pattern *p);
+
 typedef struct cp_packing {
     int npat;          /* patterns offered */
     double *rate;      /* [npat] GB/s given to each */
     double total;      /* sum of rates */
-    int nbind;         /* arcs whose capacity binds */
-    int *bind_arc;     /* their ids, by decreasing dual */
+    int nbind;         /* resources whose capacity binds */
+    int *bind_arc;     /* their ids (arcs, or 2 nlinks + node for reducers) */
     double *bind_dual; /* GB/s of total rate per GB/s of extra capacity */
     int lp_iterations; /* simplex iterations (0 when solved in closed form) */
 } cp_packing;

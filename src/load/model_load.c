@@ -15,6 +15,19 @@
 /* Longest tensor or layer name we accept, in bytes. */
 #define NAME_MAX_BYTES 512
 
+/* Sanity bounds on timings, refused as unit mistakes: no layer or iteration
+ * takes less than a nanosecond or more than 1e9 ms (11.6 days), and backward
+ * is not 100 times forward (it is 1-3x).  They also keep every derived time
+ * finite: fwd_ms x bwd_fwd_ratio <= 1e11, and 2 million layers of that sum
+ * to 2e17. */
+#define MIN_MS 1e-6
+#define MAX_MS 1e9
+#define MAX_BWD_FWD_RATIO 100
+
+/* Forward FLOPs per sample of one layer: a trillion-parameter dense layer on
+ * a 10^4-token sample is 2e16; 1e20 leaves room and keeps sums finite. */
+#define MAX_FLOPS 1e20
+
 static const char *const top_keys[] = {"name", "dtype", "tensors", "layers", "compute", NULL};
 static const char *const tensor_keys[] = {"name", "shape", "numel", "layer", NULL};
 static const char *const layer_keys[] = {"name", "flops", "fwd_ms", "bwd_ms", NULL};
@@ -140,12 +153,13 @@ static int read_layer(const cp_jdoc *d, cp_err *e, const json_t *obj, const char
         return cp_jdoc_fail(d, e, obj, NULL, where, "expected a layer object");
     if ((rc = cp_jdoc_check_keys(d, e, obj, where, layer_keys)) ||
         (rc = cp_jget_str(d, e, obj, where, "name", 0, NAME_MAX_BYTES, &name)) ||
-        (rc = cp_jget_num(d, e, obj, where, "flops", CP_NONNEG,
-                          "a non-negative number (forward FLOPs per sample)", &l->flops)) ||
-        (rc = cp_jget_num(d, e, obj, where, "fwd_ms", CP_POS,
-                          "a positive number (forward milliseconds)", &l->fwd_ms)) ||
-        (rc = cp_jget_num(d, e, obj, where, "bwd_ms", CP_POS,
-                          "a positive number (backward milliseconds)", &l->bwd_ms)))
+        (rc = cp_jget_num_range(d, e, obj, where, "flops", CP_NONNEG, 0, MAX_FLOPS,
+                                "a non-negative number (forward FLOPs per sample)",
+                                &l->flops)) ||
+        (rc = cp_jget_num_range(d, e, obj, where, "fwd_ms", CP_POS, MIN_MS, MAX_MS,
+                                "a positive number (forward milliseconds)", &l->fwd_ms)) ||
+        (rc = cp_jget_num_range(d, e, obj, where, "bwd_ms", CP_POS, MIN_MS, MAX_MS,
+                                "a positive number (backward milliseconds)", &l->bwd_ms)))
         return rc;
     if (l->bwd_ms > 0 && l->fwd_ms < 0)
         return cp_jdoc_fail(d, e, obj, "bwd_ms", where,
@@ -211,15 +225,16 @@ static int read_compute(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_model
     if (!obj)
         return CP_OK;
     if ((rc = cp_jdoc_check_keys(d, e, obj, "compute", compute_keys)) ||
-        (rc = cp_jget_num(d, e, obj, "compute", "iteration_ms", CP_POS,
-                          "a positive number (one-GPU iteration milliseconds)",
-                          &m->iteration_ms)) ||
+        (rc = cp_jget_num_range(d, e, obj, "compute", "iteration_ms", CP_POS, MIN_MS, MAX_MS,
+                                "a positive number (one-GPU iteration milliseconds)",
+                                &m->iteration_ms)) ||
         (rc = cp_jget_enum(d, e, obj, "compute", "split", 0, split_names, NULL, &split)) ||
-        (rc = cp_jget_num(d, e, obj, "compute", "bwd_fwd_ratio", CP_POS,
-                          "a positive number (backward time / forward time)",
-                          &m->bwd_fwd_ratio)) ||
-        (rc = cp_jget_num(d, e, obj, "compute", "optimizer_ms", CP_NONNEG,
-                          "a non-negative number (milliseconds)", &m->optimizer_ms)) ||
+        (rc = cp_jget_num_range(d, e, obj, "compute", "bwd_fwd_ratio", CP_POS, 0,
+                                MAX_BWD_FWD_RATIO,
+                                "a positive number (backward time / forward time)",
+                                &m->bwd_fwd_ratio)) ||
+        (rc = cp_jget_num_range(d, e, obj, "compute", "optimizer_ms", CP_NONNEG, 0, MAX_MS,
+                                "a non-negative number (milliseconds)", &m->optimizer_ms)) ||
         (rc = cp_jget_int(d, e, obj, "compute", "batch", 0, 1, 1 << 30, &batch)))
         return rc;
     if (m->iteration_ms > 0 && m->optimizer_ms >= m->iteration_ms)

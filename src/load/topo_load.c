@@ -22,6 +22,16 @@
 #define MAX_GBS 1e5
 #define MAX_LAT_US 1e6
 
+/* No bus, port or reducer of interest is slower than 1 MB/s (1 Gb Ethernet
+ * is 0.125 GB/s).  Smaller positive values are unit mistakes, and the
+ * smallest doubles (1e-320) would turn every predicted time into infinity. */
+#define MIN_GBS 1e-3
+
+/* A collective achieving under 0.1% of the nominal bandwidth means the
+ * calibration was fitted to the wrong machine; the floor also keeps
+ * gbs x bw_eff (at least 1e-6 GB/s) far from underflow. */
+#define MIN_BW_EFF 1e-3
+
 static const char *const top_keys[] = {"name", "nodes", "links", "calibration", NULL};
 static const char *const node_keys[] = {"id", "kind", "host", "model", "reduce_gbs",
                                         "mem_gbs", "capacity_gb", "net_gbs",
@@ -37,16 +47,14 @@ static const char *const calib_keys[] = {"launch_us", "nvlink", "pcie", "cxl", "
                                          NULL};
 static const char *const calib_kind_keys[] = {"bw_eff", "step_us", NULL};
 
-/* A number that must be positive and at most `max`. */
+/* A number that must be positive (or >= 0 with CP_NONNEG), at least `min` and
+ * at most `max`.  *out is left untouched when the member is absent. */
 static int get_bounded(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
-                       const char *key, unsigned flags, double max, const char *expect,
-                       double *out)
+                       const char *key, unsigned flags, double min, double max,
+                       const char *expect, double *out)
 {
-    int rc = cp_jget_num(d, e, obj, where, key, flags | CP_POS, expect, out);
-    if (rc == CP_OK && *out > max)
-        return cp_jdoc_fail(d, e, obj, key, where, "expected %s, got %g (over the sanity "
-                            "limit %g: check the units)", expect, *out, max);
-    return rc;
+    unsigned sign = (flags & CP_NONNEG) ? 0 : CP_POS; /* positive unless >= 0 asked */
+    return cp_jget_num_range(d, e, obj, where, key, flags | sign, min, max, expect, out);
 }
 
 /* Fields that only some kinds of node may carry. */
@@ -89,16 +97,17 @@ static int read_node(const cp_jdoc *d, cp_err *e, const json_t *obj, const char 
     n = &t->nodes[k];
     if (model && !(n->model = strdup(model)))
         return cp_fail(e, CP_EINTERNAL, "out of memory");
-    if ((rc = get_bounded(d, e, obj, where, "reduce_gbs", 0, MAX_GBS,
+    if ((rc = get_bounded(d, e, obj, where, "reduce_gbs", 0, MIN_GBS, MAX_GBS,
                           "a positive number (GB/s of input it can sum)", &n->reduce_gbs)) ||
-        (rc = get_bounded(d, e, obj, where, "mem_gbs", 0, MAX_GBS,
+        (rc = get_bounded(d, e, obj, where, "mem_gbs", 0, MIN_GBS, MAX_GBS,
                           "a positive number (GB/s, read+write combined)", &n->mem_gbs)) ||
-        (rc = get_bounded(d, e, obj, where, "capacity_gb", 0, 1e9,
+        (rc = get_bounded(d, e, obj, where, "capacity_gb", 0, 0, 1e9,
                           "a positive number (GB)", &n->capacity_gb)) ||
-        (rc = get_bounded(d, e, obj, where, "net_gbs", kind == CP_NIC ? CP_REQ : 0, MAX_GBS,
+        (rc = get_bounded(d, e, obj, where, "net_gbs", kind == CP_NIC ? CP_REQ : 0,
+                          MIN_GBS, MAX_GBS,
                           "a positive number (network GB/s per direction)", &n->net_gbs)) ||
         (rc = get_bounded(d, e, obj, where, "net_latency_us", kind == CP_NIC ? CP_REQ : 0,
-                          MAX_LAT_US, "a positive number (one-way network latency, us)",
+                          0, MAX_LAT_US, "a positive number (one-way network latency, us)",
                           &n->net_lat_us)))
         return rc;
     return check_node_caps(d, e, obj, where, n);
@@ -162,11 +171,11 @@ static int read_link(const cp_jdoc *d, cp_err *e, const json_t *obj, const char 
         (rc = endpoint(d, e, obj, where, "b", ids, &b)) ||
         (rc = cp_jget_enum(d, e, obj, where, "kind", CP_REQ, link_kind_names, link_kind_ids,
                            &kind)) ||
-        (rc = get_bounded(d, e, obj, where, "gbs", CP_REQ, MAX_GBS,
+        (rc = get_bounded(d, e, obj, where, "gbs", CP_REQ, MIN_GBS, MAX_GBS,
                           "a positive number (GB/s per direction)", &gbs)) ||
-        (rc = get_bounded(d, e, obj, where, "gbs_ba", 0, MAX_GBS,
+        (rc = get_bounded(d, e, obj, where, "gbs_ba", 0, MIN_GBS, MAX_GBS,
                           "a positive number (GB/s from b to a)", &gbs_ba)) ||
-        (rc = get_bounded(d, e, obj, where, "latency_us", CP_REQ, MAX_LAT_US,
+        (rc = get_bounded(d, e, obj, where, "latency_us", CP_REQ, 0, MAX_LAT_US,
                           "a positive number (one-way latency, us)", &lat)))
         return rc;
     if (a == b)
@@ -200,7 +209,7 @@ static int read_calibration(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_c
         return CP_OK;
     c->given = 1;
     if ((rc = cp_jdoc_check_keys(d, e, obj, "calibration", calib_keys)) ||
-        (rc = cp_jget_num(d, e, obj, "calibration", "launch_us", CP_NONNEG,
+        (rc = get_bounded(d, e, obj, "calibration", "launch_us", CP_NONNEG, 0, MAX_LAT_US,
                           "a non-negative number (us per collective call)", &c->launch_us)))
         return rc;
     for (k = 0; k < CP_LINK_KINDS; k++) {
@@ -216,13 +225,18 @@ static int read_calibration(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_c
             (rc = cp_jget_num(d, e, sub, where, "bw_eff", CP_POS,
                               "a fraction in (0, 1] (achieved / nominal bandwidth)",
                               &c->kind[k].bw_eff)) ||
-            (rc = cp_jget_num(d, e, sub, where, "step_us", CP_NONNEG,
+            (rc = get_bounded(d, e, sub, where, "step_us", CP_NONNEG, 0, MAX_LAT_US,
                               "a non-negative number (us per algorithm step)",
                               &c->kind[k].step_us)))
             return rc;
         if (c->kind[k].bw_eff > 1)
             return cp_jdoc_fail(d, e, sub, "bw_eff", where,
                                 "expected a fraction in (0, 1], got %g", c->kind[k].bw_eff);
+        if (c->kind[k].bw_eff < MIN_BW_EFF)
+            return cp_jdoc_fail(d, e, sub, "bw_eff", where,
+                                "expected a fraction in (0, 1], got %g (under the sanity "
+                                "limit %g: the calibration does not fit this machine)",
+                                c->kind[k].bw_eff, MIN_BW_EFF);
     }
     return CP_OK;
 }

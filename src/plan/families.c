@@ -1,0 +1,413 @@
+/*
+ * families.c - route families for the planner (see families.h and
+ * docs/planner.md, eqs. Q1-Q4).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/families.h"
+
+static const char *const fam_names[CP_FAMS] = {"allreduce", "proxy-bw", "proxy-lat",
+                                               "proxy-ring", "ps"};
+
+/* A resource counts as heavily used by a family when it runs at least this
+ * fraction of its capacity while the family runs alone; families sharing a
+ * heavily used resource cannot both run at full speed, so they share a group. */
+#define HEAVY 0.5
+
+const char *cp_fam_name(cp_fam_kind k)
+{
+    return (unsigned)k < CP_FAMS ? fam_names[k] : "?";
+}
+
+void cp_families_free(cp_families *fs)
+{
+    int k;
+    for (k = 0; k < CP_FAMS; k++) {
+        cp_pattern_free(&fs->f[k].load);
+        cp_packing_free(&fs->f[k].pk);
+        free(fs->f[k].client_dev);
+    }
+    memset(fs, 0, sizeof *fs);
+}
+
+/* Scratch shared by the builders. */
+typedef struct fbuild {
+    const cp_topo *t;
+    double *load;   /* [CP_NRES] */
+    cp_err *e;
+} fbuild;
+
+/* Add the route from -> to to the load; its hop latency, or -1. */
+static double add_route(fbuild *b, int from, int to, double scale)
+{
+    cp_route r;
+    cp_err tmp;
+    if (cp_route_find(b->t, from, to, NULL, &r, &tmp) != CP_OK || r.gbs <= 0)
+        return -1;
+    cp_route_add_load(&r, scale, b->load);
+    return cp_route_hop_us(&r);
+}
+
+/* One device d serving every GPU (eq. Q1): pushes and pulls once per GPU,
+ * the device sums N inputs.  Fills b->load; returns the latency, or -1. */
+static double device_load(fbuild *b, int d, double scale)
+{
+    const cp_topo *t = b->t;
+    double up = 0, down = 0;
+    int i;
+    for (i = 0; i < t->ngpus; i++) {
+        double u = add_route(b, t->gpus[i], d, scale), w = add_route(b, d, t->gpus[i], scale);
+        if (u < 0 || w < 0)
+            return -1;
+        if (u > up)
+            up = u;
+        if (w > down)
+            down = w;
+    }
+    b->load[2 * t->nlinks + d] += scale * t->ngpus;
+    return up + down;
+}
+
+static void clear(fbuild *b)
+{
+    memset(b->load, 0, (size_t)CP_NRES(b->t) * sizeof *b->load);
+}
+
+/* Memory devices that can reduce. */
+static int memdevs(const cp_topo *t, int *out)
+{
+    int i, n = 0;
+    for (i = 0; i < t->nnodes && n < CP_FAM_MAX_DEV; i++)
+        if (t->nodes[i].kind == CP_MEMDEV && t->nodes[i].reduce_gbs > 0)
+            out[n++] = i;
+    return n;
+}
+
+/* proxy-bw and proxy-lat from one pattern per device. */
+static int sharded(fbuild *b, const cp_coll *c, cp_families *fs, const int *dev, int nd)
+{
+    cp_pattern *p = calloc((size_t)nd, sizeof *p);
+    cp_family *bw = &fs->f[CP_FAM_PROXY_BW], *lat = &fs->f[CP_FAM_PROXY_LAT];
+    double *dlat = calloc((size_t)nd, sizeof *dlat), *rate1 = calloc((size_t)nd, sizeof *rate1);
+    int k, best = -1, rc = CP_OK, np = 0;
+    if (!p || !dlat || !rate1) {
+        rc = cp_fail(b->e, CP_EINTERNAL, "out of memory");
+        goto done;
+    }
+    for (k = 0; k < nd; k++, np++) {
+        cp_packing one;
+        clear(b);
+        dlat[k] = device_load(b, dev[k], 1.0);
+        if (dlat[k] < 0) {
+            rc = cp_fail(b->e, CP_EINPUT, "memory device %s cannot be reached from every GPU",
+                         b->t->nodes[dev[k]].id);
+            goto done;
+        }
+        dlat[k] += c->launch_us;
+        if (cp_pattern_from_res(b->t, b->load, CP_NRES(b->t), NULL, 0, dlat[k], &p[k]) ||
+            cp_pack(b->t, &p[k], 1, &one, b->e)) {
+            rc = CP_EINTERNAL;
+            goto done;
+        }
+        rate1[k] = one.total;
+        cp_packing_free(&one);
+        if (best < 0 || dlat[k] < dlat[best] - 1e-9 ||
+            (dlat[k] <= dlat[best] + 1e-9 && rate1[k] > rate1[best]))
+            best = k;
+    }
+    /* proxy-bw: the throughput-maximising mix over all devices (LP) */
+    if ((rc = cp_pack(b->t, p, nd, &bw->pk, b->e)))
+        goto done;
+    clear(b);
+    bw->gbs = bw->pk.total;
+    bw->lat_us = 0;
+    for (k = 0; k < nd; k++) {
+        double sh = bw->pk.rate[k] / bw->pk.total;
+        int q;
+        if (sh <= 0)
+            continue;
+        bw->dev[bw->ndev] = dev[k];
+        bw->share[bw->ndev++] = sh;
+        for (q = 0; q < p[k].nuse; q++)
+            b->load[p[k].arc[q]] += sh * p[k].use[q];
+        if (dlat[k] > bw->lat_us)
+            bw->lat_us = dlat[k];
+    }
+    if ((rc = cp_pattern_from_res(b->t, b->load, CP_NRES(b->t), NULL, 0, bw->lat_us, &bw->load)))
+        goto done;
+    bw->available = 1;
+    /* proxy-lat: the single device with the lowest latency */
+    lat->gbs = rate1[best];
+    lat->lat_us = dlat[best];
+    lat->ndev = 1;
+    lat->dev[0] = dev[best];
+    lat->share[0] = 1;
+    if ((rc = cp_pack(b->t, &p[best], 1, &lat->pk, b->e)))
+        goto done;
+    lat->load = p[best]; /* the device's own pattern becomes the family's */
+    memset(&p[best], 0, sizeof p[best]);
+    lat->available = 1;
+done:
+    for (k = 0; k < np; k++)
+        cp_pattern_free(&p[k]);
+    free(p);
+    free(dlat);
+    free(rate1);
+    return rc;
+}
+
+/* The device a GPU pushes to in proxy-ring: lowest route latency, then
+ * widest. */
+static int nearest_device(const cp_topo *t, int g, const int *dev, int nd)
+{
+    int k, best = -1;
+    double bl = 0, bw = 0;
+    for (k = 0; k < nd; k++) {
+        cp_route r;
+        cp_err tmp;
+        double l;
+        if (cp_route_find(t, g, dev[k], NULL, &r, &tmp) != CP_OK)
+            continue;
+        l = cp_route_hop_us(&r);
+        if (best < 0 || l < bl - 1e-9 || (l <= bl + 1e-9 && r.gbs > bw)) {
+            best = k;
+            bl = l;
+            bw = r.gbs;
+        }
+    }
+    return best < 0 ? -1 : dev[best];
+}
+
+/* proxy-ring (eq. Q2): nearest device per GPU, devices all-reduce among
+ * themselves over two opposite rings, each carrying half. */
+static int decentralised(fbuild *b, const cp_coll *c, cp_families *fs, const int *dev, int nd)
+{
+    const cp_topo *t = b->t;
+    cp_family *f = &fs->f[CP_FAM_PROXY_RING];
+    int i, k, D = 0, used[CP_FAM_MAX_DEV], clients[CP_FAM_MAX_DEV];
+    double up = 0, down = 0, hop = 0, x;
+    f->client_dev = malloc((size_t)t->ngpus * sizeof *f->client_dev);
+    if (!f->client_dev)
+        return cp_fail(b->e, CP_EINTERNAL, "out of memory");
+    clear(b);
+    memset(clients, 0, sizeof clients);
+    for (i = 0; i < t->ngpus; i++) {
+        int d = nearest_device(t, t->gpus[i], dev, nd);
+        f->client_dev[i] = d;
+        for (k = 0; k < D && used[k] != d; k++)
+            ;
+        if (k == D)
+            used[D++] = d;
+        clients[k]++;
+        if ((x = add_route(b, t->gpus[i], d, 1)) > up)
+            up = x;
+        if ((x = add_route(b, d, t->gpus[i], 1)) > down)
+            down = x;
+    }
+    if (D < 2) {
+        snprintf(f->why_not, sizeof f->why_not, "every GPU's nearest memory device is the same "
+                                                "one: proxy-lat covers it");
+        return CP_OK;
+    }
+    for (k = 0; k < D; k++) {
+        int nx = used[(k + 1) % D];
+        double fwd = add_route(b, used[k], nx, (double)(D - 1) / D);
+        double rev = add_route(b, nx, used[k], (double)(D - 1) / D);
+        if (fwd < 0 || rev < 0) {
+            snprintf(f->why_not, sizeof f->why_not, "memory devices %s and %s cannot reach each "
+                     "other", t->nodes[used[k]].id, t->nodes[nx].id);
+            return CP_OK;
+        }
+        if (fwd > hop)
+            hop = fwd;
+        b->load[2 * t->nlinks + used[k]] += clients[k] + (double)(D - 1) / D;
+        f->dev[k] = used[k];
+        f->share[k] = 1.0 / D;
+    }
+    f->ndev = D;
+    f->lat_us = c->launch_us + up + 2 * (D - 1) * hop + down;
+    if (cp_pattern_from_res(t, b->load, CP_NRES(t), NULL, 0, f->lat_us, &f->load) ||
+        cp_pack(t, &f->load, 1, &f->pk, b->e))
+        return CP_EINTERNAL;
+    f->gbs = f->pk.total;
+    f->available = 1;
+    return CP_OK;
+}
+
+/* The allreduce family: its cost comes from the collective model; its
+ * footprint is the union of its algorithms' binding links. */
+static int allreduce_family(fbuild *b, const cp_coll *c, cp_families *fs)
+{
+    cp_family *f = &fs->f[CP_FAM_ALLREDUCE];
+    const cp_topo *arcs = cp_coll_arcs(c);
+    int alg, k, q;
+    clear(b);
+    for (alg = 0; alg < CP_ALGS; alg++) {
+        const cp_alg_cost *a = &c->cost[CP_OP_ALLREDUCE][alg];
+        if (alg == CP_ALG_PS || !a->available)
+            continue;
+        for (k = 0; k < a->nphases; k++)
+            for (q = 0; q < a->phase[k].nbind; q++)
+                if (arcs == b->t)
+                    b->load[a->phase[k].bind_arc[q]] = 1; /* marks, not loads */
+    }
+    f->available = c->cost[CP_OP_ALLREDUCE][CP_ALG_RING].available;
+    f->gbs = c->cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0].bw_gbs;
+    return cp_pattern_from_res(b->t, b->load, CP_NRES(b->t), NULL, 0, 0, &f->load)
+               ? CP_EINTERNAL
+               : CP_OK;
+}
+
+/* ps footprint: a 1/K share to each reducing socket (timing comes from the
+ * collective model). */
+static int ps_family(fbuild *b, const cp_coll *c, cp_families *fs)
+{
+    const cp_topo *t = b->t;
+    cp_family *f = &fs->f[CP_FAM_PS];
+    int i, K = 0, cpus[CP_FAM_MAX_DEV];
+    if (!c->cost[CP_OP_ALLREDUCE][CP_ALG_PS].available) {
+        snprintf(f->why_not, sizeof f->why_not, "%s", c->cost[CP_OP_ALLREDUCE][CP_ALG_PS].why_not);
+        return CP_OK;
+    }
+    for (i = 0; i < t->nnodes && K < CP_FAM_MAX_DEV; i++)
+        if (t->nodes[i].kind == CP_CPU && t->nodes[i].reduce_gbs > 0)
+            cpus[K++] = i;
+    clear(b);
+    for (i = 0; i < K; i++) {
+        if (device_load(b, cpus[i], 1.0 / K) < 0)
+            return CP_OK;
+        f->dev[i] = cpus[i];
+        f->share[i] = 1.0 / K;
+    }
+    f->ndev = K;
+    if (cp_pattern_from_res(t, b->load, CP_NRES(t), NULL, 0, 0, &f->load) ||
+        cp_pack(t, &f->load, 1, &f->pk, b->e))
+        return CP_EINTERNAL;
+    f->gbs = f->pk.total;
+    f->available = 1;
+    return CP_OK;
+}
+
+/* Heavy resources of a family: used at >= HEAVY of capacity when alone
+ * (allreduce: its binding links, marked 1). */
+static int heavy(const cp_topo *t, const cp_family *f, int res)
+{
+    int q;
+    for (q = 0; q < f->load.nuse; q++)
+        if (f->load.arc[q] == res)
+            return f->kind == CP_FAM_ALLREDUCE ||
+                   f->load.use[q] * f->gbs >= HEAVY * cp_res_cap(t, res);
+    return 0;
+}
+
+static int shares_heavy(const cp_topo *t, const cp_family *a, const cp_family *b)
+{
+    int q;
+    for (q = 0; q < a->load.nuse; q++)
+        if (heavy(t, a, a->load.arc[q]) && heavy(t, b, a->load.arc[q]))
+            return 1;
+    return 0;
+}
+
+/* Union the families that share a heavily used resource into groups. */
+static void make_groups(cp_families *fs)
+{
+    int i, j, parent[CP_FAMS], id[CP_FAMS];
+    for (i = 0; i < CP_FAMS; i++)
+        parent[i] = i;
+    for (i = 0; i < CP_FAMS; i++)
+        for (j = i + 1; j < CP_FAMS; j++)
+            if (fs->f[i].available && fs->f[j].available &&
+                shares_heavy(fs->topo, &fs->f[i], &fs->f[j])) {
+                int a = i, b = j;
+                while (parent[a] != a)
+                    a = parent[a];
+                while (parent[b] != b)
+                    b = parent[b];
+                parent[b] = a;
+            }
+    fs->ngroups = 0;
+    for (i = 0; i < CP_FAMS; i++)
+        id[i] = -1;
+    for (i = 0; i < CP_FAMS; i++) {
+        int r = i;
+        if (!fs->f[i].available)
+            continue;
+        while (parent[r] != r)
+            r = parent[r];
+        if (id[r] < 0)
+            id[r] = fs->ngroups++;
+        fs->f[i].group = id[r];
+    }
+}
+
+int cp_families_build(const cp_topo *t, const cp_coll *c, cp_families *fs, cp_err *e)
+{
+    fbuild b;
+    int dev[CP_FAM_MAX_DEV], nd, k, rc;
+    memset(fs, 0, sizeof *fs);
+    fs->topo = t;
+    fs->coll = c;
+    for (k = 0; k < CP_FAMS; k++)
+        fs->f[k].kind = (cp_fam_kind)k;
+    b.t = t;
+    b.e = e;
+    b.load = calloc((size_t)CP_NRES(t) + 1, sizeof *b.load);
+    if (!b.load)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    nd = memdevs(t, dev);
+    fs->nmemdev = nd;
+    rc = allreduce_family(&b, c, fs);
+    if (rc == CP_OK)
+        rc = ps_family(&b, c, fs);
+    if (rc == CP_OK && nd > 0 && t->nhosts == 1 && t->ngpus > 1) {
+        rc = sharded(&b, c, fs, dev, nd);
+        if (rc == CP_OK)
+            rc = decentralised(&b, c, fs, dev, nd);
+    }
+    for (k = CP_FAM_PROXY_BW; k <= CP_FAM_PROXY_RING; k++)
+        if (!fs->f[k].available && !fs->f[k].why_not[0])
+            snprintf(fs->f[k].why_not, sizeof fs->f[k].why_not, "%s",
+                     nd == 0 ? "the topology has no memory device with reduce_gbs"
+                     : t->nhosts > 1 ? "memory-device proxies are planned for one host"
+                                     : "one GPU: nothing to synchronise");
+    free(b.load);
+    if (rc) {
+        if (!e->msg[0])
+            cp_fail(e, CP_EINTERNAL, "out of memory");
+        cp_families_free(fs);
+        return rc;
+    }
+    make_groups(fs);
+    return CP_OK;
+}
+
+double cp_family_time_us(const cp_families *fs, cp_fam_kind k, double bytes, const char **how)
+{
+    const cp_family *f = &fs->f[k];
+    int alg;
+    double best = -1;
+    if (!f->available)
+        return -1;
+    if (k == CP_FAM_PS) {
+        *how = "ps";
+        return cp_coll_time_us(fs->coll, CP_OP_ALLREDUCE, CP_ALG_PS, bytes);
+    }
+    if (k != CP_FAM_ALLREDUCE) {
+        *how = cp_fam_name(k);
+        return f->lat_us + bytes / (f->gbs * 1e3);
+    }
+    for (alg = 0; alg < CP_ALGS; alg++) {
+        double x;
+        if (alg == CP_ALG_PS)
+            continue;
+        x = cp_coll_time_us(fs->coll, CP_OP_ALLREDUCE, (cp_coll_alg)alg, bytes);
+        if (x >= 0 && (best < 0 || x < best)) {
+            best = x;
+            *how = cp_coll_alg_name((cp_coll_alg)alg);
+        }
+    }
+    return best;
+}

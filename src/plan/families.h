@@ -1,0 +1,79 @@
+/*
+ * families.h - the ways a gradient byte can be synchronised on a machine
+ * with memory devices, each reduced to a cost line and a resource footprint.
+ *
+ * A family is one kind of route, already optimised on its own:
+ *   allreduce   AllReduce among the GPUs: the fastest of NCCL's ring, tree,
+ *               NVLS and the hierarchical scheme for the bucket's size
+ *               (collective.h);
+ *   proxy-bw    push-reduce-pull through memory devices, the bucket sharded
+ *               across them in the proportions that maximise throughput (a
+ *               packing LP over one route per device: every GPU pushes its
+ *               shard to the device, the device sums, every GPU pulls);
+ *               remote devices win when the bus is anti-local;
+ *   proxy-lat   the same through the one device with the lowest latency:
+ *               what small, latency-bound buckets want (COARSE's LatProxy);
+ *   proxy-ring  decentralised: every GPU pushes to its nearest device, the
+ *               devices all-reduce among themselves over two rings running
+ *               in opposite directions, every GPU pulls from its device;
+ *   ps          the parameter server in CPU memory (collective.h, eq. C10).
+ * Each has a time for a whole bucket T_f(S) = lat + S / rate (allreduce:
+ * the collective model's own), the per-byte load it puts on every link
+ * direction and reducer (for --explain and to find which families compete
+ * for the same links), and a sharing group: families whose heavily used
+ * resources overlap share a group and are scheduled one after another; the
+ * groups run concurrently (docs/planner.md).
+ *
+ * Memory-device families need one host; on several hosts they are marked
+ * unavailable with the reason.
+ *
+ * Ownership: cp_families owns everything in it; cp_families_free releases.
+ */
+#ifndef CP_FAMILIES_H
+#define CP_FAMILIES_H
+
+#include "cost/collective.h"
+#include "cost/pack.h"
+
+typedef enum cp_fam_kind {
+    CP_FAM_ALLREDUCE, CP_FAM_PROXY_BW, CP_FAM_PROXY_LAT, CP_FAM_PROXY_RING, CP_FAM_PS, CP_FAMS
+} cp_fam_kind;
+
+/* Most memory devices a family can spread over. */
+#define CP_FAM_MAX_DEV 64
+
+typedef struct cp_family {
+    cp_fam_kind kind;
+    int available;
+    char why_not[160];
+    double gbs;            /* bucket bytes per second when running alone, GB/s */
+    double lat_us;         /* per bucket: launch + push/pull hops (not allreduce) */
+    int ndev;              /* memory devices (or CPU sockets) used */
+    int dev[CP_FAM_MAX_DEV];      /* their node ids */
+    double share[CP_FAM_MAX_DEV]; /* fraction of the family's bytes on each */
+    int *client_dev;       /* proxy-ring: [gpu rank] node id of its device; else NULL */
+    cp_pattern load;       /* resource loads per GB/s of bucket bytes */
+    cp_packing pk;         /* binding resources and their duals (GB/s per GB/s) */
+    int group;             /* sharing group, 0 .. ngroups-1 */
+} cp_family;
+
+typedef struct cp_families {
+    const cp_topo *topo;   /* borrowed */
+    const cp_coll *coll;   /* borrowed: the machine's collective model */
+    cp_family f[CP_FAMS];
+    int ngroups;
+    int nmemdev;           /* memory devices that can reduce */
+} cp_families;
+
+const char *cp_fam_name(cp_fam_kind k);
+
+/* Build every family for topology t with its collective model c. */
+int cp_families_build(const cp_topo *t, const cp_coll *c, cp_families *fs, cp_err *e);
+void cp_families_free(cp_families *fs);
+
+/* Time in us for family k to synchronise a whole bucket of `bytes`;
+ * negative when unavailable.  *how names the algorithm or route. */
+double cp_family_time_us(const cp_families *fs, cp_fam_kind k, double bytes,
+                         const char **how);
+
+#endif
