@@ -24,6 +24,7 @@ static const command commands[] = {
     {"collective", cmd_collective, "predicted collective times in nccl-tests layout"},
     {"predict", cmd_predict, "iteration time per gradient synchronisation strategy"},
     {"plan", cmd_plan, "solve the COARSE routing LP and write a plan"},
+    {"simulate", cmd_simulate, "replay a plan event by event: time, link use, deadlock freedom"},
     {"calibrate", cmd_calibrate, "fit link efficiencies and step latencies to nccl-tests output"},
 };
 

@@ -474,6 +474,16 @@ static int pack_intra(build *b)
     for (i = 0; i < b->nrings; i++)
         if (b->intra.rate[i] > 0 && b->ringpat[i].lat_us > b->intra_lat)
             b->intra_lat = b->ringpat[i].lat_us;
+    if (b->H == 1) { /* per-arc use of the packed rings, for the simulator */
+        int k;
+        b->c->ring_use = calloc((size_t)2 * b->win->nlinks + 1, sizeof *b->c->ring_use);
+        if (!b->c->ring_use)
+            return fail_oom(b);
+        for (i = 0; i < b->nrings; i++)
+            for (k = 0; b->intra.rate[i] > 0 && k < b->ringpat[i].nuse; k++)
+                b->c->ring_use[b->ringpat[i].arc[k]] +=
+                    b->intra.rate[i] / b->intra.total * b->ringpat[i].use[k];
+    }
     return CP_OK;
 }
 
@@ -1025,6 +1035,8 @@ void cp_coll_free(cp_coll *c)
         return;
     cp_topo_free(c->window);
     c->window = NULL;
+    free(c->ring_use);
+    c->ring_use = NULL;
 }
 
 double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes)

@@ -68,6 +68,8 @@ typedef struct cp_coll {
     cp_alg_cost cost[CP_OPS][CP_ALGS];
     int ring_candidates;  /* rings offered to the packing LP (for explain/bench) */
     cp_topo *window;      /* owned two-host window of a large replica, else NULL */
+    double *ring_use;     /* one host: [arc] GB/s on each arc per GB/s of packed ring
+                           * bandwidth (owned), for the simulator; NULL otherwise */
 } cp_coll;
 
 /* The topology that the arc ids in the phases refer to (the window, or the

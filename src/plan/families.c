@@ -75,6 +75,21 @@ static void clear(fbuild *b)
     memset(b->load, 0, (size_t)CP_NRES(b->t) * sizeof *b->load);
 }
 
+int cp_device_load(const cp_topo *t, int dev, double *load, double *lat_us)
+{
+    fbuild b;
+    cp_err e;
+    double l;
+    b.t = t;
+    b.e = &e;
+    b.load = load;
+    clear(&b);
+    l = device_load(&b, dev, 1.0);
+    if (lat_us)
+        *lat_us = l;
+    return l < 0 ? -1 : 0;
+}
+
 /* Memory devices that can reduce. */
 static int memdevs(const cp_topo *t, int *out)
 {

@@ -71,6 +71,11 @@ const char *cp_fam_name(cp_fam_kind k);
 int cp_families_build(const cp_topo *t, const cp_coll *c, cp_families *fs, cp_err *e);
 void cp_families_free(cp_families *fs);
 
+/* Per-byte loads (CP_NRES entries) of the route that serves every GPU
+ * through one device `dev` (push, sum, pull), and its hop latency; 0, or -1
+ * when a GPU cannot reach the device. */
+int cp_device_load(const cp_topo *t, int dev, double *load, double *lat_us);
+
 /* Time in us for family k to synchronise a whole bucket of `bytes`;
  * negative when unavailable.  *how names the algorithm or route. */
 double cp_family_time_us(const cp_families *fs, cp_fam_kind k, double bytes,

@@ -99,14 +99,28 @@ static int make_buckets(cp_plan *p, const cp_predictor *pr, cp_err *e)
 /* ------------------------------------------------------------------------ */
 /* The LP (eq. Q6)                                                           */
 
+/* One LP over the buckets [b0, b1): columns and rows by bucket offset
+ * i = b - b0.  Chains start from init[g], the previous window's finish. */
 typedef struct lpvars {
-    int *x;       /* [b * CP_FAMS + f] column, -1 if not allowed */
-    int *s;       /* [b * G + g] column */
-    int *chain;   /* [b * G + g] row s >= s_prev + sum c x, -1 for b = 0 */
-    int *ready;   /* [b * G + g] row s >= ready + sum c x */
+    int b0, b1;
+    int *x;       /* [i * CP_FAMS + f] column, -1 if not allowed */
+    int *s;       /* [i * G + g] column */
+    int *chain;   /* [i * G + g] row s >= s_prev + sum c x */
+    int *ready;   /* [i * G + g] row s >= ready + sum c x */
     int z;
     int G;
 } lpvars;
+
+/* Buckets per LP when the plan is long: windows of this many buckets are
+ * solved in order, each starting from the chains the previous one left
+ * (docs/planner.md, "Size").  One window is exact; with 128 the solve time
+ * grows linearly (gpt2 x10: 18 ms, x100: 163 ms) and on the benchmark plans
+ * the windowed optimum equals the single LP's (docs/performance.md). */
+#define LP_WINDOW 128
+
+/* Weight of the stall z against the chain ends in a non-final window: any
+ * stall costs more than every chain end (ms) it could save. */
+#define Z_WEIGHT 1e6
 
 static void lpvars_free(lpvars *v)
 {
@@ -123,9 +137,10 @@ static double full_ms(const cp_plan *p, int b, int f)
     return cp_family_time_us(&p->fams, (cp_fam_kind)f, (double)p->b[b].bytes, &how) / 1e3;
 }
 
-static int build_lp(const cp_plan *p, cp_lp *lp, lpvars *v, double tc)
+static int build_lp(const cp_plan *p, cp_lp *lp, lpvars *v, double tc, const double *init,
+                    int final)
 {
-    int B = p->nb, G = p->fams.ngroups, b, f, g;
+    int B = v->b1 - v->b0, G = p->fams.ngroups, i, f, g;
     char name[64];
     v->G = G;
     v->x = malloc((size_t)B * CP_FAMS * sizeof *v->x);
@@ -134,36 +149,34 @@ static int build_lp(const cp_plan *p, cp_lp *lp, lpvars *v, double tc)
     v->ready = malloc((size_t)B * G * sizeof *v->ready);
     if (!v->x || !v->s || !v->chain || !v->ready)
         return -1;
-    v->z = cp_lp_add_col(lp, "z", 0, -1, 1.0);
-    for (b = 0; b < B; b++) {
-        int row;
+    v->z = cp_lp_add_col(lp, "z", 0, -1, final ? 1.0 : Z_WEIGHT);
+    for (i = 0; i < B; i++) {
+        int b = v->b0 + i, row;
         snprintf(name, sizeof name, "once_b%d", b);
         row = cp_lp_add_row(lp, name, CP_LP_EQ, 1.0, 0, NULL, NULL);
         if (row < 0)
             return -1;
         for (f = 0; f < CP_FAMS; f++) {
-            v->x[b * CP_FAMS + f] = -1;
+            v->x[i * CP_FAMS + f] = -1;
             if (!allowed(p, f))
                 continue;
             snprintf(name, sizeof name, "x_b%d_%s", b, cp_fam_name((cp_fam_kind)f));
-            v->x[b * CP_FAMS + f] = cp_lp_add_col(lp, name, 0, 1, 0);
-            if (v->x[b * CP_FAMS + f] < 0 || cp_lp_add_coef(lp, row, v->x[b * CP_FAMS + f], 1))
+            v->x[i * CP_FAMS + f] = cp_lp_add_col(lp, name, 0, 1, 0);
+            if (v->x[i * CP_FAMS + f] < 0 || cp_lp_add_coef(lp, row, v->x[i * CP_FAMS + f], 1))
                 return -1;
         }
         for (g = 0; g < G; g++) {
-            int k = b * G + g, cd, rd, dl;
+            int k = i * G + g, cd, rd, dl;
             snprintf(name, sizeof name, "s_b%d_g%d", b, g);
-            v->s[k] = cp_lp_add_col(lp, name, 0, -1, 0);
+            /* a non-final window ends by minimising its chains' finish */
+            v->s[k] = cp_lp_add_col(lp, name, 0, -1, !final && i == B - 1 ? 1.0 : 0);
             snprintf(name, sizeof name, "ready_b%d_g%d", b, g);
             rd = cp_lp_add_row(lp, name, CP_LP_GE, p->b[b].ready_ms, 0, NULL, NULL);
-            cd = -1;
-            if (b > 0) {
-                snprintf(name, sizeof name, "chain_b%d_g%d", b, g);
-                cd = cp_lp_add_row(lp, name, CP_LP_GE, 0, 0, NULL, NULL);
-                if (cd < 0 || cp_lp_add_coef(lp, cd, v->s[k], 1) ||
-                    cp_lp_add_coef(lp, cd, v->s[k - G], -1))
-                    return -1;
-            }
+            snprintf(name, sizeof name, "chain_b%d_g%d", b, g);
+            cd = cp_lp_add_row(lp, name, CP_LP_GE, i == 0 ? init[g] : 0, 0, NULL, NULL);
+            if (cd < 0 || cp_lp_add_coef(lp, cd, v->s[k], 1) ||
+                (i > 0 && cp_lp_add_coef(lp, cd, v->s[k - G], -1)))
+                return -1;
             snprintf(name, sizeof name, "need_b%d_g%d", b, g);
             dl = cp_lp_add_row(lp, name, CP_LP_LE, tc + p->b[b].need_ms, 0, NULL, NULL);
             if (v->s[k] < 0 || rd < 0 || dl < 0 || cp_lp_add_coef(lp, rd, v->s[k], 1) ||
@@ -172,12 +185,12 @@ static int build_lp(const cp_plan *p, cp_lp *lp, lpvars *v, double tc)
             v->chain[k] = cd;
             v->ready[k] = rd;
             for (f = 0; f < CP_FAMS; f++) {
-                int col = v->x[b * CP_FAMS + f];
+                int col = v->x[i * CP_FAMS + f];
                 double c;
                 if (col < 0 || p->fams.f[f].group != g)
                     continue;
                 c = full_ms(p, b, f);
-                if (cp_lp_add_coef(lp, rd, col, -c) || (cd >= 0 && cp_lp_add_coef(lp, cd, col, -c)))
+                if (cp_lp_add_coef(lp, rd, col, -c) || cp_lp_add_coef(lp, cd, col, -c))
                     return -1;
             }
         }
@@ -420,16 +433,14 @@ static void sensitivity(cp_plan *p, const cp_lp *lp, const lpvars *v)
     double dzdB[CP_FAMS] = {0}, best[64];
     int res[64], nres = 0, bi, f, k, g;
     const cp_phase *ring = &p->fams.coll->cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0];
-    for (bi = 0; bi < p->nb; bi++)
+    for (bi = v->b0; bi < v->b1; bi++)
         for (f = 0; f < CP_FAMS; f++) {
-            int col = v->x[bi * CP_FAMS + f];
+            int i = bi - v->b0, col = v->x[i * CP_FAMS + f];
             double x, y, S = (double)p->b[bi].bytes, B, dcdB;
             if (col < 0 || (x = cp_lp_value(lp, col)) <= 0)
                 continue;
             g = p->fams.f[f].group;
-            y = cp_lp_dual(lp, v->ready[bi * v->G + g]);
-            if (v->chain[bi * v->G + g] >= 0)
-                y += cp_lp_dual(lp, v->chain[bi * v->G + g]);
+            y = cp_lp_dual(lp, v->ready[i * v->G + g]) + cp_lp_dual(lp, v->chain[i * v->G + g]);
             B = f == CP_FAM_ALLREDUCE ? ring->bw_gbs : p->fams.f[f].gbs;
             dcdB = -(f == CP_FAM_ALLREDUCE ? ring->factor : 1.0) * S / (B * B * 1e6); /* ms/(GB/s) */
             dzdB[f] += y * x * dcdB;
@@ -483,37 +494,44 @@ static void sensitivity(cp_plan *p, const cp_lp *lp, const lpvars *v)
 /* ------------------------------------------------------------------------ */
 /* Driver                                                                    */
 
-static int solve(cp_plan *p, cp_err *e)
+/* Solve the LP over buckets [b0, b1) from chain states init[]; store the
+ * fractions and the finish of every chain in init[] for the next window. */
+static int solve_window(cp_plan *p, int b0, int b1, double *init, int final, cp_err *e)
 {
     cp_lp *lp = cp_lp_new("coarse", 0);
     lpvars v;
-    int rc, bi, f;
-    double t0 = cp_now_s();
+    int rc, bi, f, g;
     memset(&v, 0, sizeof v);
-    if (!lp || build_lp(p, lp, &v, p->compute_ms)) {
+    v.b0 = b0;
+    v.b1 = b1;
+    if (!lp || build_lp(p, lp, &v, p->compute_ms, init, final)) {
         lpvars_free(&v);
         cp_lp_free(lp);
         return cp_fail(e, CP_EINTERNAL, "out of memory building the plan LP");
     }
-    p->lp_rows = cp_lp_nrows(lp);
-    p->lp_cols = cp_lp_ncols(lp);
-    if (p->opts.dump_lp && (rc = cp_lp_write(lp, p->opts.dump_lp, e))) {
+    p->lp_rows += cp_lp_nrows(lp);
+    p->lp_cols += cp_lp_ncols(lp);
+    if (final && p->opts.dump_lp && (rc = cp_lp_write(lp, p->opts.dump_lp, e))) {
         lpvars_free(&v);
         cp_lp_free(lp);
         return rc;
     }
     rc = cp_lp_solve(lp, e);
-    p->lp_seconds = cp_now_s() - t0;
     if (rc == CP_OK) {
-        p->lp_iters = cp_lp_iterations(lp);
-        p->lp_iteration_ms = p->compute_ms + cp_lp_value(lp, v.z);
-        for (bi = 0; bi < p->nb; bi++)
+        double z = cp_lp_value(lp, v.z);
+        p->lp_iters += cp_lp_iterations(lp);
+        if (p->compute_ms + z > p->lp_iteration_ms)
+            p->lp_iteration_ms = p->compute_ms + z;
+        for (bi = b0; bi < b1; bi++)
             for (f = 0; f < CP_FAMS; f++) {
-                int col = v.x[bi * CP_FAMS + f];
+                int col = v.x[(bi - b0) * CP_FAMS + f];
                 double x = col >= 0 ? cp_lp_value(lp, col) : 0;
                 p->b[bi].x[f] = x > 1e-9 ? x : 0;
             }
-        sensitivity(p, lp, &v);
+        for (g = 0; g < v.G; g++)
+            init[g] = cp_lp_value(lp, v.s[(b1 - b0 - 1) * v.G + g]);
+        if (final)
+            sensitivity(p, lp, &v);
     } else if (p->opts.dump_lp == NULL) {
         char msg[sizeof e->msg];
         snprintf(msg, sizeof msg, "%s", e->msg);
@@ -521,6 +539,21 @@ static int solve(cp_plan *p, cp_err *e)
     }
     lpvars_free(&v);
     cp_lp_free(lp);
+    return rc;
+}
+
+/* One LP when the plan is short; windows of LP_WINDOW buckets otherwise. */
+static int solve(cp_plan *p, cp_err *e)
+{
+    double init[CP_FAMS] = {0}, t0 = cp_now_s();
+    int b0 = 0, rc = CP_OK;
+    p->lp_iteration_ms = p->compute_ms;
+    while (rc == CP_OK && b0 < p->nb) {
+        int b1 = p->nb - b0 <= LP_WINDOW * 3 / 2 ? p->nb : b0 + LP_WINDOW;
+        rc = solve_window(p, b0, b1, init, b1 == p->nb, e);
+        b0 = b1;
+    }
+    p->lp_seconds = cp_now_s() - t0;
     return rc;
 }
 

@@ -19,7 +19,7 @@
 
 typedef struct pbucket {
     int64_t bytes;
-    double ready_ms;
+    double ready_ms, need_ms;
     size_t t0, nt;      /* tensors t[t0 .. t0+nt) */
     size_t r0, nr;      /* routes r[r0 .. r0+nr) */
 } pbucket;
@@ -31,7 +31,8 @@ typedef struct proute {
 
 struct cpl_plan {
     cp_jdoc doc;        /* owns every string below */
-    const char *model, *topo;
+    const char *model, *topo, *topo_file, *topo_hash;
+    double compute_ms;
     int gpus, split;
     double iteration_ms;
     pbucket *b;
@@ -170,7 +171,6 @@ static int read_bucket(cpl_plan *p, const json_t *o, size_t idx, cp_err *e)
     const json_t *ts = NULL, *rs = NULL;
     pbucket *b = &p->b[idx];
     int64_t id = 0, bytes = 0, layer = 0, off;
-    double need;
     size_t k;
     int rc;
     cp_jpath_index(where, sizeof where, "buckets", idx);
@@ -181,7 +181,7 @@ static int read_bucket(cpl_plan *p, const json_t *o, size_t idx, cp_err *e)
         (rc = cp_jget_int(&p->doc, e, o, where, "bytes", CP_REQ, 1, INT64_MAX, &bytes)) ||
         (rc = cp_jget_num(&p->doc, e, o, where, "ready_ms", CP_REQ | CP_NONNEG, "a time >= 0 (ms)",
                           &b->ready_ms)) ||
-        (rc = cp_jget_num(&p->doc, e, o, where, "need_ms", CP_NONNEG, "a time >= 0 (ms)", &need)) ||
+        (rc = cp_jget_num(&p->doc, e, o, where, "need_ms", CP_NONNEG, "a time >= 0 (ms)", &b->need_ms)) ||
         (rc = cp_jget_int(&p->doc, e, o, where, "first_layer", 0, 0, MAX_ITEMS, &layer)) ||
         (rc = cp_jget_array(&p->doc, e, o, where, "tensors", CP_REQ, &ts)) ||
         (rc = cp_jget_array(&p->doc, e, o, where, "routes", CP_REQ, &rs)))
@@ -328,6 +328,12 @@ static int read_plan(cpl_plan *p, cp_err *e)
         const json_t *pred = json_object_get(root, "predicted");
         if (json_is_object(pred) && json_is_number(json_object_get(pred, "iteration_ms")))
             p->iteration_ms = json_number_value(json_object_get(pred, "iteration_ms"));
+        if (json_is_object(pred) && json_is_number(json_object_get(pred, "compute_ms")))
+            p->compute_ms = json_number_value(json_object_get(pred, "compute_ms"));
+        if (json_is_string(json_object_get(topo, "file")))
+            p->topo_file = json_string_value(json_object_get(topo, "file"));
+        if (json_is_string(json_object_get(topo, "hash")))
+            p->topo_hash = json_string_value(json_object_get(topo, "hash"));
     }
     p->gpus = (int)gpus;
     p->split = (int)split;
@@ -418,6 +424,10 @@ int cpl_split_layer(const cpl_plan *p) { return p->split; }
 double cpl_predicted_iteration_ms(const cpl_plan *p) { return p->iteration_ms; }
 size_t cpl_bucket_count(const cpl_plan *p) { return p->nb; }
 size_t cpl_route_count(const cpl_plan *p) { return p->nr; }
+double cp_planfile_compute_ms(const cpl_plan *p) { return p->compute_ms; }
+double cp_planfile_need_ms(const cpl_plan *p, size_t b) { return b < p->nb ? p->b[b].need_ms : 0; }
+const char *cp_planfile_topo_file(const cpl_plan *p) { return p->topo_file; }
+const char *cp_planfile_topo_hash(const cpl_plan *p) { return p->topo_hash; }
 size_t cpl_tensor_count(const cpl_plan *p) { return p->nt; }
 
 /* The first plan tensor whose name is not among the model's, or -1. */

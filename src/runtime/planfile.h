@@ -21,6 +21,12 @@ int cp_planfile_load_doc(cp_jdoc *d, cpl_plan **out, cp_err *e);
 /* Read, parse and load `path`. */
 int cp_planfile_load(const char *path, cpl_plan **out, cp_err *e);
 
+/* Internal accessors for the simulator (not part of the public API). */
+double cp_planfile_compute_ms(const cpl_plan *p);       /* predicted.compute_ms */
+double cp_planfile_need_ms(const cpl_plan *p, size_t bucket);
+const char *cp_planfile_topo_file(const cpl_plan *p);   /* topology.file, or NULL */
+const char *cp_planfile_topo_hash(const cpl_plan *p);   /* topology.hash, or NULL */
+
 /* Totals for a summary line. */
 size_t cpl_route_count(const cpl_plan *p);
 size_t cpl_tensor_count(const cpl_plan *p);

@@ -96,6 +96,12 @@ static void test_closed_form_split(void **state)
     assert_int_equal(p.fam_bytes[CP_FAM_ALLREDUCE], 48.0 * MIB); /* 96 shards of 512 KiB */
     assert_true(p.iteration_ms <= p.allreduce_ms); /* all-AllReduce: 64 MiB / 30 = 2.24 ms */
     assert_near(p.allreduce_ms, 30 + 67108864 / 30e6, 1e-4);
+    /* sensitivity: z = S / (B1 + B2), dz/dB1 = -S / (B1 + B2)^2 =
+     * -67108864 / 40^2 / 1e6 ms per GB/s = -0.041943 ms; the ring binds both
+     * NVLink directions with dual 1, so each reports 0.041943 ms saved */
+    assert_true(p.nbind >= 1);
+    assert_true(p.bind[0].res < 2 * t->nlinks && t->links[p.bind[0].res >> 1].kind == CP_NVLINK);
+    assert_near(p.bind[0].save_ms, 67108864 / 1600e6, 1e-5);
     cp_plan_free(&p);
     cp_predictor_free(&pr);
     cp_topo_free(t);

@@ -1,0 +1,237 @@
+/*
+ * bench.c - `make bench`: how fast coarse-plan is and how much memory it
+ * needs, measured, not asserted (timed tests are flaky; these figures go to
+ * docs/performance.md).
+ *
+ * Each row runs in its own child process so that its peak resident memory
+ * (getrusage of the child) is its own.  Times are wall-clock medians of
+ * several repetitions where a repetition is short.
+ *
+ * Usage: build/bench [ROWS...]   (default: every row; run from the repo root)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/units.h"
+#include "cost/collective.h"
+#include "load/load.h"
+#include "plan/planner.h"
+#include "predict/predict.h"
+
+typedef struct row {
+    const char *name;
+    void (*run)(const char *arg, char *result, size_t cap);
+    const char *arg;
+} row;
+
+static void die(const char *what, const cp_err *e)
+{
+    fprintf(stderr, "bench: %s: %s\n", what, e->msg);
+    exit(1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median of n timings of fn(arg). */
+static double median_s(int n, void (*fn)(const char *), const char *arg)
+{
+    double t[64];
+    int i;
+    for (i = 0; i < n && i < 64; i++) {
+        double t0 = cp_now_s();
+        fn(arg);
+        t[i] = cp_now_s() - t0;
+    }
+    qsort(t, (size_t)i, sizeof *t, cmp_double);
+    return t[i / 2];
+}
+
+static void load_one(const char *path)
+{
+    cp_jdoc d;
+    cp_err e;
+    cp_model *m;
+    cp_topo *t;
+    if (cp_jdoc_load(&d, path, &e))
+        die(path, &e);
+    if (cp_detect_kind(&d) == CP_FILE_MODEL) {
+        if (cp_model_load_doc(&d, &m, &e))
+            die(path, &e);
+        cp_model_free(m);
+    } else {
+        if (cp_topo_load_doc(&d, &t, &e))
+            die(path, &e);
+        cp_topo_free(t);
+    }
+    cp_jdoc_free(&d);
+}
+
+static void row_load(const char *path, char *res, size_t cap)
+{
+    double s = median_s(21, load_one, path);
+    snprintf(res, cap, "%.3f ms per load", s * 1e3);
+}
+
+/* predict for bert-large on dgx1-v100, whole (load once, build + predict). */
+static void row_predict(const char *arg, char *res, size_t cap)
+{
+    cp_model *m;
+    cp_topo *t;
+    cp_err e;
+    int i, n = 0;
+    double t0, cpu0, cpu1, build_ms;
+    struct rusage ru;
+    cp_predict_opts o;
+    cp_predictor pr;
+    (void)arg;
+    if (cp_model_load("models/bert-large.json", &m, &e) ||
+        cp_topo_load("topologies/dgx1-v100.json", &t, &e))
+        die("load", &e);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 300;
+    getrusage(RUSAGE_SELF, &ru);
+    cpu0 = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    for (i = 0; i < 200; i++) { /* one full predict: build the model of the machine, predict */
+        cp_prediction p;
+        if (cp_predictor_init(&pr, m, t, &o, &e) || cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e))
+            die("predict", &e);
+        cp_predictor_free(&pr);
+    }
+    getrusage(RUSAGE_SELF, &ru);
+    cpu1 = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    build_ms = (cpu1 - cpu0) / 200 * 1e3;
+    if (cp_predictor_init(&pr, m, t, &o, &e))
+        die("predict", &e);
+    t0 = cp_now_s();
+    while (cp_now_s() - t0 < 1.0) { /* reusing the built machine: a bucket sweep's cost */
+        cp_prediction p;
+        o.bucket_mb = 1 + n % 200;
+        if (cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e))
+            die("predict", &e);
+        n++;
+    }
+    snprintf(res, cap, "%.3f ms CPU per full predict; %.0f predicts/s on a built machine",
+             build_ms, n / (cp_now_s() - t0));
+    cp_predictor_free(&pr);
+    cp_model_free(m);
+    cp_topo_free(t);
+}
+
+/* nccl-tests-style sweep 8 B .. 8 GB on hgx-h100 x 128 hosts. */
+static void row_sweep(const char *arg, char *res, size_t cap)
+{
+    cp_topo *t;
+    cp_coll c;
+    cp_err e;
+    double t0, s, sum = 0;
+    (void)arg;
+    t0 = cp_now_s();
+    if (cp_topo_load_hosts("topologies/hgx-h100.json", 128, &t, &e) || cp_coll_build(t, 1, &c, &e))
+        die("sweep", &e);
+    for (s = 8; s <= 8e9; s *= 2)
+        sum += cp_coll_time_us(&c, CP_OP_ALLREDUCE, cp_coll_best(&c, CP_OP_ALLREDUCE, s, NULL), s);
+    snprintf(res, cap, "%.1f ms for load + model + 31 sizes on %d GPUs (checksum %.0f us)",
+             (cp_now_s() - t0) * 1e3, t->ngpus, sum);
+    cp_coll_free(&c);
+    cp_topo_free(t);
+}
+
+/* Plan gpt2 repeated `arg` times on dgx1-v100-cxl. */
+static void row_plan(const char *arg, char *res, size_t cap)
+{
+    cp_model *m, *r;
+    cp_topo *t;
+    cp_err e;
+    cp_predictor pr;
+    cp_plan p;
+    cp_plan_opts o;
+    int times = atoi(arg);
+    double t0;
+    if (cp_model_load("models/gpt2.json", &m, &e) ||
+        cp_topo_load("topologies/dgx1-v100-cxl.json", &t, &e))
+        die("load", &e);
+    r = cp_model_repeat(m, times);
+    if (!r) {
+        fprintf(stderr, "bench: cannot repeat gpt2 %d times\n", times);
+        exit(1);
+    }
+    cp_plan_opts_default(&o);
+    o.pred.compute_ms = 100.0 * times;
+    t0 = cp_now_s();
+    if (cp_predictor_init(&pr, r, t, &o.pred, &e) || cp_plan_build(&pr, &o, &p, &e))
+        die("plan", &e);
+    snprintf(res, cap, "%.3f s: %d tensors, %d buckets, LP %d rows x %d cols, %d iterations "
+             "(%.3f s in the solver); iteration %.2f ms of which compute %.2f",
+             cp_now_s() - t0, r->ntensors, p.nb, p.lp_rows, p.lp_cols, p.lp_iters, p.lp_seconds,
+             p.iteration_ms, p.compute_ms);
+    cp_plan_free(&p);
+    cp_predictor_free(&pr);
+    cp_model_free(r);
+    cp_model_free(m);
+    cp_topo_free(t);
+}
+
+static const row rows[] = {
+    {"load models/resnet50.json", row_load, "models/resnet50.json"},
+    {"load models/gpt2-medium.json", row_load, "models/gpt2-medium.json"},
+    {"load topologies/dgx1-v100.json", row_load, "topologies/dgx1-v100.json"},
+    {"load topologies/hgx-h100.json", row_load, "topologies/hgx-h100.json"},
+    {"predict bert-large on dgx1-v100", row_predict, ""},
+    {"collective sweep hgx-h100 --hosts 128", row_sweep, ""},
+    {"plan gpt2 on dgx1-v100-cxl", row_plan, "1"},
+    {"plan gpt2 x10 on dgx1-v100-cxl", row_plan, "10"},
+    {"plan gpt2 x100 on dgx1-v100-cxl", row_plan, "100"},
+};
+
+/* Run one row in a child; print its result and the child's peak RSS. */
+static int run_row(const row *r)
+{
+    int fd[2], status = 0;
+    pid_t pid;
+    char buf[512] = "";
+    struct rusage ru;
+    ssize_t n;
+    if (pipe(fd))
+        return -1;
+    pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        r->run(r->arg, buf, sizeof buf);
+        if (write(fd[1], buf, strlen(buf)) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    close(fd[1]);
+    n = read(fd[0], buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    close(fd[0]);
+    if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+        return -1;
+    printf("| %-40s | %s | %.1f MB |\n", r->name, buf, ru.ru_maxrss / 1024.0);
+    fflush(stdout);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+    int bad = 0, k;
+    printf("| benchmark | result | peak RSS |\n|---|---|---|\n");
+    for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int want = argc < 2;
+        for (k = 1; k < argc; k++)
+            want |= strstr(rows[i].name, argv[k]) != NULL;
+        if (want && run_row(&rows[i]))
+            bad = 1;
+    }
+    return bad;
+}
