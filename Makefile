@@ -28,15 +28,16 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 MODELS   := $(sort $(wildcard models/*.json))
 TOPOS    := $(sort $(wildcard topologies/*.json))
 
-.PHONY: all deps run test test-one unit cli asan clean help models topologies calibration
+.PHONY: all deps run test test-one unit cli asan clean help models topologies calibration bench
 
-all: coarse-plan
+all: coarse-plan libcoarseplan.a examples/plan_reader
 
 help:
 	@echo "make            build ./coarse-plan"
 	@echo "make deps       install GLPK, jansson, cmocka from Debian when missing"
 	@echo "make run        set up, build, and run the main job on the shipped data"
 	@echo "make test       every unit suite and CLI case, plain and under ASan+UBSan"
+	@echo "make bench      speed and peak memory of the main operations"
 	@echo "make models     regenerate models/*.json from ../shared/data/models/*.csv"
 	@echo "make topologies regenerate topologies/*.json (tools/topogen.py)"
 	@echo "make calibration  refit the calibration to the reference nccl-tests tables"
@@ -45,8 +46,9 @@ help:
 deps:
 	@./tools/deps.sh
 
+# copy then rename: replacing a binary another process is running must not fail
 coarse-plan: $(BIN)
-	cp $(BIN) $@
+	cp $(BIN) $@.tmp && mv -f $@.tmp $@
 
 $(BIN): $(BUILD)/src/main.o $(LIB)
 	$(CC) $(ALLCFLAGS) -o $@ $^ $(LDLIBS)
@@ -54,6 +56,20 @@ $(BIN): $(BUILD)/src/main.o $(LIB)
 $(LIB): $(OBJ)
 	rm -f $@
 	ar rcs $@ $^
+
+# The plan loader for runtimes (include/coarse_plan.h): no GLPK, no planner.
+RT_OBJ := $(addprefix $(BUILD)/src/,runtime/planfile.o plan/deadlock.o core/err.o \
+            core/jsondoc.o core/fileio.o core/strmap.o)
+$(BUILD)/libcoarseplan.a: $(RT_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+libcoarseplan.a: $(BUILD)/libcoarseplan.a
+	cp $< $@.tmp && mv -f $@.tmp $@
+
+# The example reader uses the public header and the library alone.
+examples/plan_reader: examples/plan_reader.c include/coarse_plan.h $(BUILD)/libcoarseplan.a
+	$(CC) $(ALLCFLAGS) -Iinclude -o $@ $< $(BUILD)/libcoarseplan.a -ljansson
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -64,18 +80,36 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(LIB)
 	$(CC) $(ALLCFLAGS) $(CPPFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS) -lcmocka
 
 # ---------------------------------------------------------------- main job
+# The main job: validate and describe the shipped data, then write the
+# comparison reports (docs/paper-reproduction.md explains them).
+PAPER_MODELS := models/resnet50.json,models/vgg16.json,models/bert-large.json,models/gpt2.json
+PAPER_TOPOS  := topologies/aws-p3.16xlarge-cxl.json,topologies/dgx1-v100-cxl.json,topologies/dgx1-p100-cxl.json,topologies/pcie-t4-cxl.json
+comma := ,
+empty :=
+space := $(empty) $(empty)
 run: deps all
 	./coarse-plan check $(MODELS) $(TOPOS)
 	@for m in $(MODELS); do ./coarse-plan info -m $$m || exit $$?; done
 	@for t in $(TOPOS); do ./coarse-plan info -t $$t || exit $$?; done
+	./coarse-plan compare -m $(subst $(space),$(comma),$(MODELS)) -t $(subst $(space),$(comma),$(TOPOS)) \
+	    -o reports/compare.csv
+	./coarse-plan compare -m $(PAPER_MODELS) -t $(PAPER_TOPOS) -s ring,tree,ps,proxy,coarse \
+	    -o reports/paper-reproduction.csv
+	./coarse-plan compare -m $(PAPER_MODELS) -t $(PAPER_TOPOS) -s ring,tree,ps,proxy,coarse \
+	    --compute-scale 0.25 --grad-dtype fp16 -o reports/paper-reproduction-amp.csv
+	./coarse-plan compare -m models/bert-large.json,models/gpt2.json -t $(PAPER_TOPOS) \
+	    -s ring,proxy,coarse --compute-scale 0.25 --grad-dtype fp16 \
+	    --memdev-gbs 6,12,24,48,96 --memdev-reduce-gbs 6,12,24,48,96 -o reports/memdev-sweep.csv
+	@echo "make run: reports written to reports/"
 
 # ---------------------------------------------------------------- tests
 # test-one: one build flavour (plain or sanitized, chosen by BUILD/SAN).
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
-cli: $(BIN)
+cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/run.sh
+	@BIN=$(BIN) sh tests/cli/flows.sh
 
 test-one: unit cli
 
@@ -86,7 +120,16 @@ asan:
 test: deps all
 	$(MAKE) test-one
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) asan
+	$(MAKE) test-hardening
 	@echo "make test: all suites passed (plain and ASan+UBSan)"
+
+# ---------------------------------------------------------------- bench
+# Speed and memory, measured (not asserted): figures go to docs/performance.md.
+$(BUILD)/bench: tests/bench/bench.c $(LIB)
+	$(CC) $(ALLCFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+bench: deps $(BUILD)/bench
+	$(BUILD)/bench
 
 # ---------------------------------------------------------------- data
 NCCL_TABLES := ../shared/data/nccl-tests
@@ -104,6 +147,92 @@ models:
 	python3 tools/csv2model.py ../shared/data/models models
 
 clean:
-	rm -rf build coarse-plan
+	rm -rf build coarse-plan libcoarseplan.a examples/plan_reader
 
 -include $(OBJ:.o=.d) $(BUILD)/src/main.d
+
+# ---------------------------------------------------------------- hardening (tests/fuzz, tests/robust, lint)
+# Quality gates beyond the unit and CLI tests; docs/hardening.md says what
+# each checks and how to read a failure.
+#   make fuzz [FUZZ_SECONDS=60]  every libFuzzer target (tests/fuzz/) for N s
+#   make robust      400 mutants of a shipped model and topology, ASan binary
+#   make valgrind    memcheck on the plain binary: no errors, no definite leaks
+#   make lint        cppcheck and clang-tidy over src/ (and the test C files)
+#   make determinism -O0 and -O2 binaries print the same bytes
+#   make replay      tests/data/{good,bad}: expected exit codes, no sanitizer report
+#   make test-hardening  the fast versions, run by `make test`
+# The fuzz build is clang with libFuzzer + ASan + UBSan in build/fuzz; the
+# ASan binary is the one `make asan` builds (build/asan, same flags).
+FUZZ_SECONDS       ?= 60
+FUZZ_SMOKE_SECONDS ?= 5
+ROBUST_MUTANTS     ?= 400
+ROBUST_SMOKE       ?= 100
+HARD_FUZZ_CC       := clang
+HARD_FUZZ_DIR      := build/fuzz
+HARD_FUZZ_SAN      := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+                      -fno-omit-frame-pointer
+HARD_FUZZ_BIN      := $(HARD_FUZZ_DIR)/fuzz_model $(HARD_FUZZ_DIR)/fuzz_topo $(HARD_FUZZ_DIR)/fuzz_nccl
+HARD_ASAN_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+HARD_ASAN_ENV      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+HARD_MUTATE        := build/robust/mutate
+HARD_LINT_C        := $(shell find src tests/fuzz tests/robust -name '*.c' | LC_ALL=C sort)
+
+.PHONY: deps-fuzz fuzz-build fuzz fuzz-smoke hard-asan-bin robust robust-smoke replay \
+        determinism valgrind lint test-hardening
+
+deps-fuzz:
+	@./tools/deps.sh --fuzz
+
+# The project's objects, compiled by clang with the fuzzer's coverage hooks
+# and the sanitizers, in their own build directory; then one binary per target.
+fuzz-build: deps-fuzz
+	@$(MAKE) --no-print-directory BUILD=$(HARD_FUZZ_DIR) CC=$(HARD_FUZZ_CC) OPT=-O1 \
+	    SAN="$(HARD_FUZZ_SAN)" $(HARD_FUZZ_DIR)/libcoarse.a
+	@$(MAKE) --no-print-directory $(HARD_FUZZ_BIN)
+
+$(HARD_FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(HARD_FUZZ_DIR)/libcoarse.a
+	$(HARD_FUZZ_CC) $(CSTD) -O1 -g $(WARN) -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -fno-omit-frame-pointer $(CPPFLAGS) -Itests/fuzz \
+	    -o $@ $< $(HARD_FUZZ_DIR)/libcoarse.a $(LDLIBS)
+
+fuzz: fuzz-build
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-smoke: fuzz-build
+	@sh tests/fuzz/run.sh --smoke $(FUZZ_SMOKE_SECONDS)
+
+hard-asan-bin:
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SAN="$(HARD_ASAN_SAN)" \
+	    build/asan/coarse-plan
+
+$(HARD_MUTATE): tests/robust/mutate.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O2 $(WARN) -o $@ $<
+
+robust: hard-asan-bin $(HARD_MUTATE)
+	@$(HARD_ASAN_ENV) sh tests/robust/mutate.sh -n $(ROBUST_MUTANTS)
+
+robust-smoke: hard-asan-bin $(HARD_MUTATE)
+	@$(HARD_ASAN_ENV) sh tests/robust/mutate.sh -n $(ROBUST_SMOKE)
+
+replay: hard-asan-bin
+	@$(HARD_ASAN_ENV) BIN=build/asan/coarse-plan sh tests/robust/replay.sh
+
+determinism: $(BIN)
+	@$(MAKE) --no-print-directory BUILD=build/o0 OPT=-O0 build/o0/coarse-plan
+	@sh tests/robust/determinism.sh $(BIN) build/o0/coarse-plan
+
+valgrind: $(BIN)
+	@BIN=$(BIN) sh tests/robust/valgrind.sh
+
+# tools/lint.sh: cppcheck, then clang-tidy (.clang-tidy) on 2 processes;
+# excused findings are listed, with reasons, in tools/cppcheck-suppressions.txt
+# (false positives) and tools/lint-baseline.txt (open, reported).
+lint:
+	@sh tools/lint.sh $(HARD_LINT_C)
+
+test-hardening:
+	@$(MAKE) --no-print-directory replay
+	@$(MAKE) --no-print-directory robust-smoke
+	@$(MAKE) --no-print-directory determinism
+	@$(MAKE) --no-print-directory fuzz-smoke

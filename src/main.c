@@ -25,6 +25,7 @@ static const command commands[] = {
     {"predict", cmd_predict, "iteration time per gradient synchronisation strategy"},
     {"plan", cmd_plan, "solve the COARSE routing LP and write a plan"},
     {"simulate", cmd_simulate, "replay a plan event by event: time, link use, deadlock freedom"},
+    {"compare", cmd_compare, "every model x topology x strategy as CSV rows"},
     {"calibrate", cmd_calibrate, "fit link efficiencies and step latencies to nccl-tests output"},
 };
 

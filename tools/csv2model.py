@@ -145,6 +145,14 @@ def gpt2_extra(module, hidden, vocab):
 
 
 # ---------------------------------------------------------------- driver
+# Per-GPU batch each model is usually trained with on a 16 GB V100, FP32
+# (resnet50: NVIDIA DeepLearningExamples; vgg16: tensorflow benchmarks; BERT
+# phase 1 and GPT-2: what fits, an assumption).  Only used to estimate
+# compute when no measured time is given (docs/model.md, eq. P0).
+BATCH = {"resnet50": 112, "vgg16": 64, "bert-base": 32, "bert-large": 16, "gpt2": 8,
+         "gpt2-medium": 4}
+
+
 def build(rows, name, flops_fn, extra_fn, description):
     layers, tensors, index = [], [], {}
     for r in rows:
@@ -163,6 +171,8 @@ def build(rows, name, flops_fn, extra_fn, description):
         tensors.append({"name": r["name"], "shape": r["shape"],
                         "layer": layer_no[module_of(r["name"])]})
     return {"name": name, "note": description, "dtype": "fp32",
+            "compute": {"batch": BATCH[name], "note": "per-GPU batch (assumed except resnet50, "
+                        "vgg16: docs/models.md); no measured time"},
             "layers": out_layers, "tensors": tensors}
 
 
@@ -172,6 +182,7 @@ def dump(model, path):
     lines.append('  "name": %s,' % json.dumps(model["name"]))
     lines.append('  "note": %s,' % json.dumps(model["note"]))
     lines.append('  "dtype": %s,' % json.dumps(model["dtype"]))
+    lines.append('  "compute": %s,' % json.dumps(model["compute"]))
     lines.append('  "layers": [')
     lines.append(",\n".join("    " + json.dumps(l, separators=(", ", ": ")) for l in model["layers"]))
     lines.append("  ],")

@@ -104,6 +104,16 @@ def aws_network(name):
     return name.startswith("aws-") or name.startswith("pcie-t4")
 
 
+# Peak dense FP32 TFLOP/s per GPU (NVIDIA datasheets: Tesla V100 SXM2 15.7,
+# Tesla P100 SXM2 10.6, A100 SXM4 19.5 (TF32 tensor cores 156), H100 SXM5 67
+# (TF32 495), T4 8.1).  Used only to estimate compute when no measured
+# iteration time is given (docs/model.md, eq. P0).
+GPU_TFLOPS = {
+    "V100-SXM2-16GB": 15.7, "V100-SXM2-32GB": 15.7, "P100-SXM2-16GB": 10.6,
+    "A100-SXM4-40GB": 19.5, "H100-SXM5-80GB": 67, "T4-16GB": 8.1,
+}
+
+
 # ---------------------------------------------------------------------------
 # A tiny builder that keeps insertion order and prints like the exemplar.
 
@@ -116,8 +126,10 @@ class Topo:
 
     def node(self, id, kind, note=None, **kw):
         n = {"id": id, "kind": kind}
+        if kind == "gpu" and "tflops" not in kw and kw.get("model") in GPU_TFLOPS:
+            kw["tflops"] = GPU_TFLOPS[kw["model"]]
         for k in ("model", "mem_gbs", "reduce_gbs", "capacity_gb", "net_gbs",
-                  "net_latency_us"):
+                  "net_latency_us", "tflops"):
             if k in kw:
                 n[k] = kw.pop(k)
         assert not kw, kw

@@ -33,7 +33,10 @@ static const char help[] =
     "      --hosts N           replicate a single-host topology N times\n"
     "      --compute-ms T      measured one-GPU iteration time (forward, backward,\n"
     "                          optimizer), split over layers by FLOPs or parameters;\n"
-    "                          default: the model's compute block\n"
+    "                          default: the model's compute block, else an estimate\n"
+    "                          from its FLOPs and batch and the GPUs' tflops\n"
+    "      --mfu F             FLOPs utilisation for that estimate (default 0.5)\n"
+    "      --compute-scale F   multiply compute by F (what-if: 0.3 for mixed precision)\n"
     "      --framework F       ddp (PyTorch DistributedDataParallel, default) or horovod\n"
     "      --bucket-mb B       DDP bucket_cap_mb (MiB, default 25)\n"
     "      --first-bucket-mb B DDP first bucket (MiB, default 1)\n"
@@ -50,7 +53,7 @@ static const char help[] =
     "The model and its assumptions: docs/model.md.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_FW, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
-       OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP };
+       OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE };
 
 typedef struct opts {
     const char *model, *topo;
@@ -118,6 +121,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"fusion-mb", required_argument, NULL, OPT_FUSION},
         {"cycle-ms", required_argument, NULL, OPT_CYCLE},
         {"grad-dtype", required_argument, NULL, OPT_DTYPE}, {"json", no_argument, NULL, OPT_JSON},
+        {"mfu", required_argument, NULL, OPT_MFU},
+        {"compute-scale", required_argument, NULL, OPT_SCALE},
         {"csv", no_argument, NULL, OPT_CSV},            {"timeline", no_argument, NULL, OPT_TIMELINE},
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
         {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
@@ -139,6 +144,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_FIRST: rc = num_opt("--first-bucket-mb", optarg, 65536, &o->p.first_bucket_mb); break;
         case OPT_FUSION: rc = num_opt("--fusion-mb", optarg, 65536, &o->p.fusion_mb); break;
         case OPT_CYCLE: rc = num_opt("--cycle-ms", optarg, 1e5, &o->p.cycle_ms); break;
+        case OPT_MFU: rc = num_opt("--mfu", optarg, 1, &o->p.mfu); break;
+        case OPT_SCALE: rc = num_opt("--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
         case OPT_FW:
             if (strcmp(optarg, "ddp") == 0)
                 o->p.framework = CP_FW_DDP;
@@ -194,10 +201,10 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
                         double ring_ms)
 {
     int k;
-    printf("# predict: %s on %s (%d GPUs), %s, compute %.2f ms (one GPU)\n", pr->model->name,
-           pr->topo->name, pr->topo->ngpus,
+    printf("# predict: %s on %s (%d GPUs), %s, compute %.2f ms (one GPU, %s)\n",
+           pr->model->name, pr->topo->name, pr->topo->ngpus,
            o->p.framework == CP_FW_HOROVOD ? "Horovod fusion" : "DDP buckets",
-           res[0].compute_ms);
+           res[0].compute_ms, pr->compute_source);
     printf("%-8s %12s %11s %10s %11s %9s\n", "strategy", "iteration_ms", "compute_ms",
            "comm_ms", "exposed_ms", "vs_ring");
     for (k = 0; k < o->nlist; k++) {

@@ -10,21 +10,68 @@
 
 #include "core/fileio.h"
 
+/* Read a stream of unknown size (a pipe, a terminal) up to the cap. */
+static int read_stream(FILE *f, const char *path, char **text, size_t *len, cp_err *e)
+{
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf)
+        return cp_fail_at(e, CP_EINTERNAL, path, 0, 0, NULL, "out of memory");
+    for (;;) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+        if (n == cap) {
+            char *p;
+            if (cap >= CP_MAX_INPUT_BYTES) {
+                free(buf);
+                return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL,
+                                  "input is larger than the limit of %zu bytes (256 MiB)",
+                                  CP_MAX_INPUT_BYTES);
+            }
+            cap = cap * 2 > CP_MAX_INPUT_BYTES ? CP_MAX_INPUT_BYTES : cap * 2;
+            p = realloc(buf, cap + 1);
+            if (!p) {
+                free(buf);
+                return cp_fail_at(e, CP_EINTERNAL, path, 0, 0, NULL, "out of memory");
+            }
+            buf = p;
+        }
+    }
+    if (ferror(f)) {
+        free(buf);
+        return cp_fail_at(e, CP_EINTERNAL, path, 0, 0, NULL, "read failed");
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return CP_OK;
+}
+
 int cp_read_file(const char *path, char **text, size_t *len, cp_err *e)
 {
     FILE *f;
     struct stat st;
     char *buf;
     size_t n;
+    int rc;
 
     *text = NULL;
     *len = 0;
+    if (strcmp(path, "-") == 0)
+        return read_stream(stdin, "<stdin>", text, len, e);
     f = fopen(path, "rb");
     if (!f)
         return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
         fclose(f);
         return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL, "not a regular file");
+    }
+    if (!S_ISREG(st.st_mode)) { /* a pipe or device: read what comes, up to the cap */
+        rc = read_stream(f, path, text, len, e);
+        fclose(f);
+        return rc;
     }
     if ((unsigned long long)st.st_size > CP_MAX_INPUT_BYTES) {
         fclose(f);

@@ -20,9 +20,10 @@
  * mistake, and reading it would need that much memory again for the tree. */
 #define CP_MAX_INPUT_BYTES ((size_t)256 << 20)
 
-/* Read all of `path` into a new NUL-terminated buffer (*text, owned by the
- * caller, free()), its length in *len.  CP_EINPUT if it cannot be opened or is
- * too large, CP_EINTERNAL on read or allocation failure. */
+/* Read all of `path` ("-" = standard input; pipes work too) into a new
+ * NUL-terminated buffer (*text, owned by the caller, free()), its length in
+ * *len.  CP_EINPUT if it cannot be opened or is too large, CP_EINTERNAL on
+ * read or allocation failure. */
 int cp_read_file(const char *path, char **text, size_t *len, cp_err *e);
 
 /* An output file being written.  Open with cp_out_open, write to ->f, then

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CP_ERR_IMPLEMENTATION      /* cp_vfail_at is called with a va_list */
+#define CP_JSONDOC_IMPLEMENTATION  /* the definitions below, not the analyzer's view */
 #include "core/fileio.h"
 #include "core/jsondoc.h"
 

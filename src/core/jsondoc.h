@@ -50,6 +50,11 @@ int cp_jdoc_fail(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *key
                  const char *where, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+/* The analyzer's view (see err.h): cp_jdoc_fail always returns CP_EINPUT. */
+#if defined(__clang_analyzer__) && !defined(CP_JSONDOC_IMPLEMENTATION)
+#define cp_jdoc_fail(...) (cp_jdoc_fail(__VA_ARGS__), CP_EINPUT)
+#endif
+
 /* Line and column (1-based) of `obj` or of its member `key`; 0,0 if not found. */
 void cp_jdoc_locate(const cp_jdoc *d, const json_t *obj, const char *key, int *line,
                     int *col);

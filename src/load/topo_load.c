@@ -35,7 +35,7 @@
 static const char *const top_keys[] = {"name", "nodes", "links", "calibration", NULL};
 static const char *const node_keys[] = {"id", "kind", "host", "model", "reduce_gbs",
                                         "mem_gbs", "capacity_gb", "net_gbs",
-                                        "net_latency_us", NULL};
+                                        "net_latency_us", "tflops", NULL};
 static const char *const link_keys[] = {"a", "b", "kind", "gbs", "gbs_ba", "latency_us", NULL};
 static const char *const node_kind_names[] = {"gpu", "cpu", "pcie_switch", "nvswitch", "nic",
                                               "net_switch", "memdev", NULL};
@@ -67,6 +67,8 @@ static int check_node_caps(const cp_jdoc *d, cp_err *e, const json_t *obj, const
         return cp_jdoc_fail(d, e, obj, "reduce_gbs", where,
                             "a %s cannot reduce (reduce_gbs is for gpu, cpu, nvswitch, "
                             "net_switch and memdev nodes)", cp_node_kind_name(n->kind));
+    if (n->kind != CP_GPU && json_object_get(obj, "tflops"))
+        return cp_jdoc_fail(d, e, obj, "tflops", where, "tflops is for gpu nodes only");
     if (n->kind != CP_NIC && json_object_get(obj, "net_gbs"))
         return cp_jdoc_fail(d, e, obj, "net_gbs", where, "net_gbs is for nic nodes only");
     if (n->kind != CP_NIC && json_object_get(obj, "net_latency_us"))
@@ -108,7 +110,9 @@ static int read_node(const cp_jdoc *d, cp_err *e, const json_t *obj, const char 
                           "a positive number (network GB/s per direction)", &n->net_gbs)) ||
         (rc = get_bounded(d, e, obj, where, "net_latency_us", kind == CP_NIC ? CP_REQ : 0,
                           0, MAX_LAT_US, "a positive number (one-way network latency, us)",
-                          &n->net_lat_us)))
+                          &n->net_lat_us)) ||
+        (rc = get_bounded(d, e, obj, where, "tflops", 0, 0, 1e5,
+                          "a positive number (peak dense FP32 TFLOP/s)", &n->tflops)))
         return rc;
     return check_node_caps(d, e, obj, where, n);
 }

@@ -11,11 +11,6 @@
 static const char *const fam_names[CP_FAMS] = {"allreduce", "proxy-bw", "proxy-lat",
                                                "proxy-ring", "ps"};
 
-/* A resource counts as heavily used by a family when it runs at least this
- * fraction of its capacity while the family runs alone; families sharing a
- * heavily used resource cannot both run at full speed, so they share a group. */
-#define HEAVY 0.5
-
 const char *cp_fam_name(cp_fam_kind k)
 {
     return (unsigned)k < CP_FAMS ? fam_names[k] : "?";
@@ -252,24 +247,30 @@ static int decentralised(fbuild *b, const cp_coll *c, cp_families *fs, const int
 }
 
 /* The allreduce family: its cost comes from the collective model; its
- * footprint is the union of its algorithms' binding links. */
+ * footprint is the packed rings' load on every arc (one host), or, when the
+ * model has no per-arc rings (several hosts), its binding links. */
 static int allreduce_family(fbuild *b, const cp_coll *c, cp_families *fs)
 {
     cp_family *f = &fs->f[CP_FAM_ALLREDUCE];
-    const cp_topo *arcs = cp_coll_arcs(c);
+    const cp_phase *ring = &c->cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0];
     int alg, k, q;
     clear(b);
-    for (alg = 0; alg < CP_ALGS; alg++) {
-        const cp_alg_cost *a = &c->cost[CP_OP_ALLREDUCE][alg];
-        if (alg == CP_ALG_PS || !a->available)
-            continue;
-        for (k = 0; k < a->nphases; k++)
-            for (q = 0; q < a->phase[k].nbind; q++)
-                if (arcs == b->t)
-                    b->load[a->phase[k].bind_arc[q]] = 1; /* marks, not loads */
-    }
     f->available = c->cost[CP_OP_ALLREDUCE][CP_ALG_RING].available;
-    f->gbs = c->cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0].bw_gbs;
+    f->gbs = ring->factor > 0 ? ring->bw_gbs / ring->factor : ring->bw_gbs;
+    if (c->ring_use) {
+        /* per GB/s of bucket bytes the ring moves factor x its pattern */
+        for (k = 0; k < 2 * b->t->nlinks; k++)
+            b->load[k] = ring->factor * c->ring_use[k];
+    } else {
+        for (alg = 0; alg < CP_ALGS; alg++) {
+            const cp_alg_cost *a = &c->cost[CP_OP_ALLREDUCE][alg];
+            if (alg == CP_ALG_PS || !a->available || cp_coll_arcs(c) != b->t)
+                continue;
+            for (k = 0; k < a->nphases; k++)
+                for (q = 0; q < a->phase[k].nbind; q++)
+                    b->load[a->phase[k].bind_arc[q]] = 1; /* marks: binds it */
+        }
+    }
     return cp_pattern_from_res(b->t, b->load, CP_NRES(b->t), NULL, 0, 0, &f->load)
                ? CP_EINTERNAL
                : CP_OK;
@@ -305,28 +306,22 @@ static int ps_family(fbuild *b, const cp_coll *c, cp_families *fs)
     return CP_OK;
 }
 
-/* Heavy resources of a family: used at >= HEAVY of capacity when alone
- * (allreduce: its binding links, marked 1). */
-static int heavy(const cp_topo *t, const cp_family *f, int res)
+/* Two families conflict when some resource both use would be over capacity
+ * with both running at full speed: then they cannot overlap and must share
+ * a chain (eq. Q3). */
+static int conflict(const cp_topo *t, const cp_family *a, const cp_family *b)
 {
-    int q;
-    for (q = 0; q < f->load.nuse; q++)
-        if (f->load.arc[q] == res)
-            return f->kind == CP_FAM_ALLREDUCE ||
-                   f->load.use[q] * f->gbs >= HEAVY * cp_res_cap(t, res);
+    int i, j;
+    for (i = 0; i < a->load.nuse; i++)
+        for (j = 0; j < b->load.nuse; j++)
+            if (a->load.arc[i] == b->load.arc[j] &&
+                a->load.use[i] * a->gbs + b->load.use[j] * b->gbs >
+                    cp_res_cap(t, a->load.arc[i]) * (1 + 1e-9))
+                return 1;
     return 0;
 }
 
-static int shares_heavy(const cp_topo *t, const cp_family *a, const cp_family *b)
-{
-    int q;
-    for (q = 0; q < a->load.nuse; q++)
-        if (heavy(t, a, a->load.arc[q]) && heavy(t, b, a->load.arc[q]))
-            return 1;
-    return 0;
-}
-
-/* Union the families that share a heavily used resource into groups. */
+/* Union conflicting families into groups. */
 static void make_groups(cp_families *fs)
 {
     int i, j, parent[CP_FAMS], id[CP_FAMS];
@@ -335,7 +330,7 @@ static void make_groups(cp_families *fs)
     for (i = 0; i < CP_FAMS; i++)
         for (j = i + 1; j < CP_FAMS; j++)
             if (fs->f[i].available && fs->f[j].available &&
-                shares_heavy(fs->topo, &fs->f[i], &fs->f[j])) {
+                conflict(fs->topo, &fs->f[i], &fs->f[j])) {
                 int a = i, b = j;
                 while (parent[a] != a)
                     a = parent[a];

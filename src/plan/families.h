@@ -20,9 +20,10 @@
  * Each has a time for a whole bucket T_f(S) = lat + S / rate (allreduce:
  * the collective model's own), the per-byte load it puts on every link
  * direction and reducer (for --explain and to find which families compete
- * for the same links), and a sharing group: families whose heavily used
- * resources overlap share a group and are scheduled one after another; the
- * groups run concurrently (docs/planner.md).
+ * for the same links), and a sharing group: two families that would
+ * together overload some link or reducer when both run at full speed share a
+ * group and are scheduled one after another; groups run concurrently
+ * (docs/planner.md).
  *
  * Memory-device families need one host; on several hosts they are marked
  * unavailable with the reason.

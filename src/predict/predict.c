@@ -38,6 +38,21 @@ void cp_predict_opts_default(cp_predict_opts *o)
     o->first_bucket_mb = 1;  /* torch.distributed._DEFAULT_FIRST_BUCKET_BYTES */
     o->fusion_mb = 64;       /* HOROVOD_FUSION_THRESHOLD default */
     o->cycle_ms = 5;         /* HOROVOD_CYCLE_TIME default */
+    o->mfu = 0.5;            /* ResNet-50 on V100 FP32 reaches 0.58 (docs/model.md, P0) */
+    o->compute_scale = 1;
+}
+
+double cp_compute_estimate_ms(const cp_model *m, const cp_topo *t, double mfu)
+{
+    double flops = 0;
+    int l;
+    for (l = 0; l < m->nlayers; l++)
+        flops += m->layers[l].flops;
+    if (flops <= 0 || m->batch <= 0 || t->ngpus == 0 || t->nodes[t->gpus[0]].tflops <= 0 ||
+        mfu <= 0)
+        return 0;
+    return (1 + m->bwd_fwd_ratio) * flops * m->batch /
+           (t->nodes[t->gpus[0]].tflops * 1e12 * mfu) * 1e3;
 }
 
 void cp_prediction_free(cp_prediction *p)
@@ -50,14 +65,22 @@ void cp_prediction_free(cp_prediction *p)
 int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
                       const cp_predict_opts *o, cp_err *e)
 {
+    double compute_ms = o->compute_ms;
     int rc;
     memset(p, 0, sizeof *p);
     p->model = m;
     p->topo = t;
     p->elem_bytes = o->grad_bytes > 0 ? o->grad_bytes : cp_dtype_bytes(m->dtype);
-    rc = cp_compute_build(m, o->compute_ms, &p->comp, e);
+    p->compute_source = compute_ms > 0 ? "measured" : "model";
+    if (compute_ms <= 0 && m->iteration_ms <= 0 && !(m->nlayers > 0 && m->layers[0].fwd_ms >= 0)) {
+        compute_ms = cp_compute_estimate_ms(m, t, o->mfu);
+        p->compute_source = "estimated";
+    }
+    rc = cp_compute_build(m, compute_ms, &p->comp, e);
     if (rc)
         return rc;
+    if (o->compute_scale > 0 && o->compute_scale != 1)
+        cp_compute_scale(&p->comp, o->compute_scale);
     rc = cp_coll_build(t, 1, &p->coll, e);
     if (rc) {
         cp_compute_free(&p->comp);

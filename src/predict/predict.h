@@ -41,6 +41,8 @@ typedef struct cp_predict_opts {
     double fusion_mb;        /* Horovod fusion threshold, MiB (default 64) */
     double cycle_ms;         /* Horovod cycle time, ms (default 5) */
     int grad_bytes;          /* gradient element size; 0 = the model's dtype */
+    double mfu;              /* model FLOPs utilisation for estimated compute (default 0.5) */
+    double compute_scale;    /* multiply compute by this (what-if: mixed precision); 1 */
 } cp_predict_opts;
 
 /* Defaults: DDP, 25 MiB buckets, 1 MiB first bucket, Horovod 64 MiB / 5 ms. */
@@ -74,7 +76,14 @@ typedef struct cp_predictor {
     cp_compute comp;
     int elem_bytes;
     int have_coll;
+    const char *compute_source; /* "measured", "model" or "estimated" (eq. P0) */
 } cp_predictor;
+
+/* Eq. P0: one iteration's compute estimated from the model's FLOPs, its
+ * per-GPU batch and the GPU's peak: (1 + bwd_fwd_ratio) x FLOPs x batch /
+ * (tflops x mfu).  0 when the model has no FLOPs or batch or the GPUs no
+ * tflops. */
+double cp_compute_estimate_ms(const cp_model *m, const cp_topo *t, double mfu);
 
 int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
                       const cp_predict_opts *o, cp_err *e);

@@ -14,6 +14,19 @@ void cp_compute_free(cp_compute *c)
     memset(c, 0, sizeof *c);
 }
 
+void cp_compute_scale(cp_compute *c, double f)
+{
+    int l;
+    for (l = 0; l < c->nlayers; l++) {
+        c->fwd_ms[l] *= f;
+        c->bwd_ms[l] *= f;
+        c->ready_ms[l] *= f;
+    }
+    c->fwd_total *= f;
+    c->bwd_total *= f;
+    c->optimizer_ms *= f;
+}
+
 double cp_compute_total(const cp_compute *c)
 {
     return c->fwd_total + c->bwd_total + c->optimizer_ms;
@@ -34,7 +47,8 @@ int cp_compute_build(const cp_model *m, double compute_ms, cp_compute *c, cp_err
     memset(c, 0, sizeof *c);
     if (!timed && !(total > 0))
         return cp_fail(e, CP_EINPUT, "model %s has no compute time: give --compute-ms "
-                       "(the measured one-GPU iteration time) or compute.iteration_ms",
+                       "(the measured one-GPU iteration time) or compute.iteration_ms, or "
+                       "compute.batch with layer flops and GPU tflops to estimate it",
                        m->name);
     c->nlayers = m->nlayers;
     c->fwd_ms = calloc((size_t)m->nlayers + 1, sizeof *c->fwd_ms);

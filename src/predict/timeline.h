@@ -41,6 +41,9 @@ typedef struct cp_compute {
 int cp_compute_build(const cp_model *m, double compute_ms, cp_compute *c, cp_err *e);
 void cp_compute_free(cp_compute *c);
 
+/* Multiply every compute time (and readiness) by f > 0. */
+void cp_compute_scale(cp_compute *c, double f);
+
 /* Total single-GPU iteration: forward + backward + optimizer. */
 double cp_compute_total(const cp_compute *c);
 

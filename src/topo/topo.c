@@ -244,6 +244,9 @@ cp_topo *cp_topo_clone(const cp_topo *src)
     }
     if (cp_topo_index(t, &e) != CP_OK)
         goto fail;
+    t->rep_hosts = src->rep_hosts;
+    if (src->rep_base && !(t->rep_base = cp_topo_clone(src->rep_base)))
+        goto fail;
     return t;
 fail:
     cp_topo_free(t);
@@ -264,6 +267,7 @@ static int copy_node(cp_topo *dst, const cp_node *src, int h)
     dst->nodes[k].capacity_gb = src->capacity_gb;
     dst->nodes[k].net_gbs = src->net_gbs;
     dst->nodes[k].net_lat_us = src->net_lat_us;
+    dst->nodes[k].tflops = src->tflops;
     dst->nodes[k].src_line = src->src_line;
     if (src->model && !(dst->nodes[k].model = strdup(src->model)))
         return -1;

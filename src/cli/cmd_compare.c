@@ -1,0 +1,260 @@
+/*
+ * cmd_compare.c - `coarse-plan compare`: every model x topology x strategy
+ * (and, optionally, memory-device figures) as one CSV row each.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/fileio.h"
+#include "core/units.h"
+#include "load/load.h"
+#include "plan/plan_predict.h"
+
+static const char help[] =
+    "usage: coarse-plan compare -m MODEL[,MODEL..] -t TOPO[,TOPO..] -o FILE.csv\n"
+    "                           [-s S1,S2..] [--hosts N] [--compute-ms T] [--mfu F]\n"
+    "                           [--bucket-mb B] [--compute-scale F] [--grad-dtype T]\n"
+    "                           [--memdev-gbs X[,X..]]\n"
+    "                           [--memdev-reduce-gbs Y[,Y..]]\n"
+    "\n"
+    "Predict every model on every topology with every strategy and write one CSV\n"
+    "row each (written atomically; \"-\" for standard output):\n"
+    "  model,topology,gpus,memdev_gbs,memdev_reduce_gbs,strategy,available,\n"
+    "  iteration_ms,compute_ms,comm_ms,exposed_comm_ms,speedup_vs_ring,\n"
+    "  compute_source,note\n"
+    "-m and -t may repeat.  Strategies default to ring,tree,auto,ps,proxy,coarse;\n"
+    "one a machine cannot run gets available=0 and the reason in `note`.\n"
+    "--memdev-gbs / --memdev-reduce-gbs replace every CXL link's bandwidth and\n"
+    "every memory device's reduce rate with each listed value in turn (a sweep\n"
+    "over the assumed device figures); memdev_* columns are empty otherwise.\n"
+    "Compute: --compute-ms for all, else each model's own, else estimated from\n"
+    "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).\n";
+
+enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE };
+
+#define MAX_LIST 64
+
+typedef struct opts {
+    const char *models[MAX_LIST], *topos[MAX_LIST], *out;
+    int nm, nt, hosts, ns;
+    cp_strategy strat[CP_STRATEGIES];
+    double mgbs[MAX_LIST], mred[MAX_LIST];
+    int nmg, nmr;
+    cp_predict_opts p;
+} opts;
+
+/* Append the comma-separated items of arg (kept in argv's storage). */
+static int add_list(const char *opt, char *arg, const char **list, int *n)
+{
+    char *save = NULL, *tok;
+    for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n >= MAX_LIST)
+            return cli_usage("compare", "%s: at most %d values", opt, MAX_LIST);
+        list[(*n)++] = tok;
+    }
+    return CP_OK;
+}
+
+static int add_numbers(const char *opt, char *arg, double *list, int *n)
+{
+    const char *items[MAX_LIST];
+    int k, m = 0, rc = add_list(opt, arg, items, &m);
+    for (k = 0; rc == CP_OK && k < m; k++) {
+        if (*n >= MAX_LIST || cp_parse_double(items[k], &list[*n]) || !(list[*n] > 0) ||
+            list[*n] > 1e5)
+            return cli_usage("compare", "%s: expected GB/s values in (0, 1e5], got '%s'", opt,
+                             items[k]);
+        (*n)++;
+    }
+    return rc;
+}
+
+static int num_opt(const char *name, const char *arg, double max, double *out)
+{
+    if (cp_parse_double(arg, out) || !(*out > 0) || *out > max)
+        return cli_usage("compare", "%s: expected a number in (0, %g], got '%s'", name, max, arg);
+    return CP_OK;
+}
+
+static int parse_opts(int argc, char **argv, opts *o)
+{
+    static const struct option lo[] = {
+        {"model", required_argument, NULL, 'm'},     {"topo", required_argument, NULL, 't'},
+        {"output", required_argument, NULL, 'o'},    {"strategies", required_argument, NULL, 's'},
+        {"hosts", required_argument, NULL, OPT_HOSTS}, {"compute-ms", required_argument, NULL, OPT_COMPUTE},
+        {"mfu", required_argument, NULL, OPT_MFU},   {"bucket-mb", required_argument, NULL, OPT_BUCKET},
+        {"compute-scale", required_argument, NULL, OPT_SCALE},
+        {"grad-dtype", required_argument, NULL, OPT_DTYPE},
+        {"memdev-gbs", required_argument, NULL, OPT_MGBS},
+        {"memdev-reduce-gbs", required_argument, NULL, OPT_MRED},
+        {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
+    static const cp_strategy dflt[] = {CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_PS, CP_S_PROXY,
+                                       CP_S_COARSE};
+    const char *names[MAX_LIST];
+    int c, k, rc = CP_OK, nn = 0;
+    memset(o, 0, sizeof *o);
+    o->hosts = 1;
+    cp_predict_opts_default(&o->p);
+    opterr = 0;
+    optind = 1;
+    while (rc == CP_OK && (c = getopt_long(argc, argv, ":hm:t:o:s:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': fputs(help, stdout); return -1;
+        case 'm': rc = add_list("-m", optarg, o->models, &o->nm); break;
+        case 't': rc = add_list("-t", optarg, o->topos, &o->nt); break;
+        case 'o': o->out = optarg; break;
+        case 's':
+            rc = add_list("-s", optarg, names, &nn);
+            for (k = 0; rc == CP_OK && k < nn; k++)
+                if (o->ns >= CP_STRATEGIES || cp_strategy_parse(names[k], &o->strat[o->ns++]))
+                    rc = cli_usage("compare", "-s: unknown strategy '%s'", names[k]);
+            nn = 0;
+            break;
+        case OPT_HOSTS: rc = cli_parse_hosts("compare", optarg, &o->hosts); break;
+        case OPT_COMPUTE: rc = num_opt("--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
+        case OPT_MFU: rc = num_opt("--mfu", optarg, 1, &o->p.mfu); break;
+        case OPT_SCALE: rc = num_opt("--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
+        case OPT_DTYPE:
+            if (strcmp(optarg, "fp32") == 0)
+                o->p.grad_bytes = 4;
+            else if (strcmp(optarg, "fp16") == 0 || strcmp(optarg, "bf16") == 0)
+                o->p.grad_bytes = 2;
+            else
+                rc = cli_usage("compare", "--grad-dtype: expected fp32, fp16 or bf16, got '%s'",
+                               optarg);
+            break;
+        case OPT_BUCKET: rc = num_opt("--bucket-mb", optarg, 65536, &o->p.bucket_mb); break;
+        case OPT_MGBS: rc = add_numbers("--memdev-gbs", optarg, o->mgbs, &o->nmg); break;
+        case OPT_MRED: rc = add_numbers("--memdev-reduce-gbs", optarg, o->mred, &o->nmr); break;
+        case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return cli_usage("compare", "unexpected argument '%s'", argv[optind]);
+    if (!o->nm || !o->nt || !o->out)
+        return cli_usage("compare", "-m MODEL, -t TOPO and -o FILE.csv are required");
+    for (k = 0; k < o->nm; k++)
+        if (cp_same_file(o->out, o->models[k]))
+            return cli_usage("compare", "-o %s would overwrite an input", o->out);
+    for (k = 0; k < o->nt; k++)
+        if (cp_same_file(o->out, o->topos[k]))
+            return cli_usage("compare", "-o %s would overwrite an input", o->out);
+    if (!o->ns) {
+        memcpy(o->strat, dflt, sizeof dflt);
+        o->ns = (int)(sizeof dflt / sizeof dflt[0]);
+    }
+    return CP_OK;
+}
+
+/* Replace every CXL link's bandwidth and every memory device's reduce rate. */
+static void set_memdevs(cp_topo *t, double gbs, double reduce)
+{
+    int i;
+    for (i = 0; gbs > 0 && i < t->nlinks; i++)
+        if (t->links[i].kind == CP_CXL)
+            t->links[i].gbs[0] = t->links[i].gbs[1] = gbs;
+    for (i = 0; reduce > 0 && i < t->nnodes; i++)
+        if (t->nodes[i].kind == CP_MEMDEV)
+            t->nodes[i].reduce_gbs = reduce;
+}
+
+/* The rows of one model on one (possibly edited) topology. */
+static int rows(const opts *o, const cp_model *m, const cp_topo *t, double mg, double mr,
+                FILE *f, cp_err *e)
+{
+    cp_predictor pr;
+    cp_prediction ring;
+    double ring_ms = 0;
+    char mgs[32] = "", mrs[32] = "";
+    int k, rc = cp_predictor_init(&pr, m, t, &o->p, e);
+    if (rc)
+        return rc;
+    if (mg > 0)
+        snprintf(mgs, sizeof mgs, "%g", mg);
+    if (mr > 0)
+        snprintf(mrs, sizeof mrs, "%g", mr);
+    if (cp_predict(&pr, CP_S_RING, &o->p, 0, &ring, e) == CP_OK && ring.available)
+        ring_ms = ring.iteration_ms;
+    for (k = 0; k < o->ns && rc == CP_OK; k++) {
+        cp_prediction p;
+        rc = cp_predict_any(&pr, o->strat[k], &o->p, 0, 0, &p, e);
+        if (rc)
+            break;
+        fprintf(f, "%s,%s,%d,%s,%s,%s,", m->name, t->name, t->ngpus, mgs, mrs,
+                cp_strategy_name(o->strat[k]));
+        if (p.available)
+            fprintf(f, "1,%.4f,%.4f,%.4f,%.4f,%.4f,%s,\n", p.iteration_ms, p.compute_ms,
+                    p.comm_ms, p.exposed_ms, ring_ms > 0 ? ring_ms / p.iteration_ms : 0,
+                    pr.compute_source);
+        else {
+            char *c;
+            for (c = p.why_not; *c; c++)
+                if (*c == ',' || *c == '"' || *c == '\n')
+                    *c = ';'; /* keep the row one CSV record without quoting */
+            fprintf(f, "0,,,,,,%s,%s\n", pr.compute_source, p.why_not);
+        }
+    }
+    cp_predictor_free(&pr);
+    return rc;
+}
+
+static int run(const opts *o, cp_err *e)
+{
+    cp_model *m[MAX_LIST] = {0};
+    cp_topo *t[MAX_LIST] = {0};
+    cp_outfile out;
+    int i, j, a, b, rc = CP_OK, na, nb;
+    for (i = 0; i < o->nm && rc == CP_OK; i++)
+        rc = cp_model_load(o->models[i], &m[i], e);
+    for (i = 0; i < o->nt && rc == CP_OK; i++)
+        rc = cp_topo_load_hosts(o->topos[i], o->hosts, &t[i], e);
+    if (rc == CP_OK)
+        rc = cp_out_open(&out, o->out, e);
+    if (rc == CP_OK) {
+        fprintf(out.f, "model,topology,gpus,memdev_gbs,memdev_reduce_gbs,strategy,available,"
+                       "iteration_ms,compute_ms,comm_ms,exposed_comm_ms,speedup_vs_ring,"
+                       "compute_source,note\n");
+        na = o->nmg ? o->nmg : 1;
+        nb = o->nmr ? o->nmr : 1;
+        for (j = 0; j < o->nt && rc == CP_OK; j++)
+            for (a = 0; a < na && rc == CP_OK; a++)
+                for (b = 0; b < nb && rc == CP_OK; b++) {
+                    cp_topo *edit = cp_topo_clone(t[j]);
+                    double mg = o->nmg ? o->mgbs[a] : 0, mr = o->nmr ? o->mred[b] : 0;
+                    if (!edit) {
+                        rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+                        break;
+                    }
+                    set_memdevs(edit, mg, mr);
+                    for (i = 0; i < o->nm && rc == CP_OK; i++)
+                        rc = rows(o, m[i], edit, mg, mr, out.f, e);
+                    cp_topo_free(edit);
+                }
+        if (rc == CP_OK)
+            rc = cp_out_commit(&out, e);
+        else
+            cp_out_abort(&out);
+    }
+    for (i = 0; i < MAX_LIST; i++) {
+        cp_model_free(m[i]);
+        cp_topo_free(t[i]);
+    }
+    return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    opts o;
+    cp_err e;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? CP_OK : rc;
+    cp_err_clear(&e);
+    return cli_report(run(&o, &e), &e);
+}

@@ -1,0 +1,62 @@
+#!/bin/sh
+# flows.sh - end-to-end flows that span several commands: plan -> check ->
+# simulate -> the runtime example, model verification, and atomic output.
+# Assertions are on exit codes and on words the commands promise, not on
+# computed numbers (the unit suites check those against hand derivations).
+#
+# Environment: BIN (default ./coarse-plan), READER (default
+# examples/plan_reader).
+set -u
+BIN=${BIN:-./coarse-plan}
+READER=${READER:-examples/plan_reader}
+LC_ALL=C
+export LC_ALL
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+
+# 1. plan writes a plan that check, simulate and the reader accept
+if "$BIN" plan -m models/gpt2.json -t topologies/dgx1-v100-cxl.json --compute-ms 100 \
+    -o "$tmp/p.json" >"$tmp/out" 2>"$tmp/err" && [ ! -s "$tmp/err" ]; then ok "plan"; else bad "plan"; fi
+if "$BIN" check "$tmp/p.json" | grep -q ': ok: plan for gpt2 on dgx1-v100-cxl'; then
+    ok "check accepts the plan"; else bad "check accepts the plan"; fi
+if "$BIN" simulate -p "$tmp/p.json" | grep -q 'deadlock-free: yes'; then
+    ok "simulate replays it"; else bad "simulate replays it"; fi
+if [ -x "$READER" ] && "$READER" "$tmp/p.json" | grep -q '^plan for gpt2 on dgx1-v100-cxl'; then
+    ok "plan_reader prints it"; else bad "plan_reader prints it"; fi
+
+# 2. the reader verifies the model: gpt2's own tensors pass, resnet50's fail
+#    naming its first tensor (conv1.weight, 64x3x7x7 fp32 = 37632 bytes)
+printf 'conv1.weight 37632\n' >"$tmp/wrong.txt"
+if "$READER" "$tmp/p.json" "$tmp/wrong.txt" >/dev/null 2>"$tmp/err"; then
+    bad "reader rejects the wrong model"
+elif grep -q '"conv1.weight"' "$tmp/err"; then ok "reader rejects the wrong model, naming conv1.weight"
+else bad "reader names the first mismatching tensor"; fi
+
+# 3. plans go to standard output with -o -
+if "$BIN" plan -m models/resnet50.json -t topologies/pcie-t4-cxl.json --compute-ms 50 -o - \
+    2>/dev/null | "$BIN" check /dev/stdin >/dev/null 2>&1; then ok "plan -o - then check"
+else bad "plan -o - then check"; fi
+
+# 4. atomic output: a failing run leaves an existing file untouched and no
+#    temporary file behind
+printf 'keep me\n' >"$tmp/keep.json"
+"$BIN" plan -m tests/cases/model-empty/model.json -t topologies/dgx1-v100-cxl.json \
+    -o "$tmp/keep.json" >/dev/null 2>&1
+if [ "$(cat "$tmp/keep.json")" = "keep me" ] && [ -z "$(ls -A "$tmp" | grep '^\.coarse-plan')" ]; then
+    ok "failed plan leaves the old file and no temporary"; else bad "atomic output"; fi
+"$BIN" compare -m models/gpt2.json -t topologies/nope.json -o "$tmp/c.csv" >/dev/null 2>&1
+if [ ! -e "$tmp/c.csv" ]; then ok "failed compare writes nothing"; else bad "failed compare writes nothing"; fi
+
+# 5. a plan whose topology changed is refused by simulate (exit 2)
+cp topologies/pcie-t4-cxl.json "$tmp/t4.json"
+"$BIN" plan -m models/resnet50.json -t "$tmp/t4.json" --compute-ms 50 -o "$tmp/t4.plan.json" >/dev/null
+sed 's/"gbs": 12,/"gbs": 11,/' topologies/pcie-t4-cxl.json >"$tmp/t4.json"
+"$BIN" simulate -p "$tmp/t4.plan.json" >/dev/null 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -q 'changed since the plan was made' "$tmp/err"; then
+    ok "simulate refuses a changed topology"; else bad "simulate refuses a changed topology"; fi
+
+[ "$fail" -eq 0 ] && echo "flows: all passed"
+exit "$fail"

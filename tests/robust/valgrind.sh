@@ -1,0 +1,73 @@
+#!/bin/sh
+# valgrind.sh - memcheck on the plain -O2 binary: every command below must
+# end with its expected exit status, and valgrind must find no error (invalid
+# read or write, use of uninitialised memory, bad free) and no definitely
+# lost block.  Complements the ASan+UBSan build: valgrind sees the binary
+# the user runs, including what the system libraries (GLPK, jansson) do
+# with our memory, and finds uninitialised reads ASan cannot.
+#
+# Usage: tests/robust/valgrind.sh    (repository root; `make valgrind`)
+# Environment: BIN (default build/coarse-plan).  Logs: build/valgrind/.
+set -u
+BIN=${BIN:-build/coarse-plan}
+LOGS=${LOGS:-build/valgrind}
+command -v valgrind >/dev/null || {
+    echo "valgrind.sh: valgrind is missing (apt-get install valgrind)" >&2
+    exit 2
+}
+LC_ALL=C
+export LC_ALL
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# "STATUS ARGS", one per line; @TMP@ is a scratch directory.  The error
+# paths matter as much as the happy ones: they free half-built objects.
+{
+    echo "0 check $(echo models/*.json topologies/*.json)"
+    echo "0 info -m models/resnet50.json"
+    echo "0 info -m models/gpt2.json --json"
+    echo "0 info -t topologies/dgx1-v100.json"
+    echo "0 info -t topologies/dgx-a100.json --hosts 2 --json"
+    echo "0 collective -t topologies/hgx-h100.json --hosts 2"
+    echo "0 collective -t topologies/dgx1-v100-cxl.json --explain"
+    echo "0 collective -t topologies/aws-p3dn.json --hosts 4 -a tree --json"
+    echo "0 collective -t topologies/aws-p3dn.json --hosts 4 -o allgather --json"
+    if [ -d ../shared/data/nccl-tests ]; then
+        echo "0 calibrate ../shared/data/nccl-tests/aws-p3dn-2node-16xV100_efa.txt -t topologies/aws-p3dn.json --hosts 2 -o @TMP@/cal.json"
+    fi
+    echo "2 check tests/cases/topo-dangling/topo.json tests/cases/model-empty/model.json"
+    echo "2 check $(echo tests/data/bad/model/* tests/data/bad/topo/*)"
+    echo "2 info -m does-not-exist.json"
+    echo "2 info -t tests/cases/topo-truncated/topo.json"
+    echo "2 collective -t topologies/pcie-t4.json -a nvls"
+    echo "2 collective -t tests/cases/topo-negative-gbs/topo.json"
+    echo "2 collective -t topologies/dgx1-v100.json --hosts 0"
+    echo "2 calibrate tests/cases/calibrate-no-rows/table.txt -t topologies/dgx1-v100.json"
+    echo "2 info --bogus"
+} >"$tmp/cmds"
+
+n=0
+fail=0
+while IFS= read -r line; do
+    line=$(printf '%s\n' "$line" | sed "s|@TMP@|$tmp|g")
+    # shellcheck disable=SC2086
+    set -- $line
+    want=$1
+    shift
+    n=$((n + 1))
+    log=$LOGS/$n.log
+    valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
+        --show-leak-kinds=definite --error-exitcode=3 --log-file="$log" \
+        "$BIN" "$@" >"$tmp/out" 2>"$tmp/err"
+    status=$?
+    if [ "$status" != "$want" ] || [ -s "$log" ]; then
+        fail=$((fail + 1))
+        echo "FAIL: exit $status (expected $want; 3 = valgrind error): coarse-plan $*"
+        head -30 "$log" | sed 's/^/  /'
+        head -3 "$tmp/err" | sed 's/^/  stderr: /'
+    fi
+done <"$tmp/cmds"
+echo "valgrind: $n commands, $fail with errors or definite leaks (logs in $LOGS/)"
+[ "$fail" -eq 0 ]
