@@ -3,6 +3,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "core/units.h"
@@ -35,6 +36,25 @@ int cli_parse_hosts(const char *cmd, const char *arg, int *out)
         return cli_usage(cmd, "--hosts: expected a whole number from 1 to %d, got '%s'",
                          CP_MAX_HOSTS, arg);
     *out = (int)n;
+    return CP_OK;
+}
+
+int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double max,
+                       double *out)
+{
+    if (cp_parse_double(arg, out) || !(*out > 0) || *out > max)
+        return cli_usage(cmd, "%s: expected a number in (0, %g], got '%s'", opt, max, arg);
+    return CP_OK;
+}
+
+int cli_parse_grad_dtype(const char *cmd, const char *arg, int *bytes)
+{
+    if (strcmp(arg, "fp32") == 0)
+        *bytes = 4;
+    else if (strcmp(arg, "fp16") == 0 || strcmp(arg, "bf16") == 0)
+        *bytes = 2;
+    else
+        return cli_usage(cmd, "--grad-dtype: expected fp32, fp16 or bf16, got '%s'", arg);
     return CP_OK;
 }
 

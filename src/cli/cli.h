@@ -30,6 +30,13 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* Print e when rc is not CP_OK; returns rc (the exit code). */
 int cli_report(int rc, const cp_err *e);
 
+/* A number option in (0, max]; 0 or a usage error (2) naming opt. */
+int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double max,
+                       double *out);
+
+/* --grad-dtype fp32|fp16|bf16 as bytes per element; 0 or a usage error. */
+int cli_parse_grad_dtype(const char *cmd, const char *arg, int *bytes);
+
 /* Parse --hosts N (1 .. CP_MAX_HOSTS); 0 or a usage error (2). */
 int cli_parse_hosts(const char *cmd, const char *arg, int *out);
 

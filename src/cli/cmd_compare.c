@@ -72,13 +72,6 @@ static int add_numbers(const char *opt, char *arg, double *list, int *n)
     return rc;
 }
 
-static int num_opt(const char *name, const char *arg, double max, double *out)
-{
-    if (cp_parse_double(arg, out) || !(*out > 0) || *out > max)
-        return cli_usage("compare", "%s: expected a number in (0, %g], got '%s'", name, max, arg);
-    return CP_OK;
-}
-
 static int parse_opts(int argc, char **argv, opts *o)
 {
     static const struct option lo[] = {
@@ -114,19 +107,11 @@ static int parse_opts(int argc, char **argv, opts *o)
             nn = 0;
             break;
         case OPT_HOSTS: rc = cli_parse_hosts("compare", optarg, &o->hosts); break;
-        case OPT_COMPUTE: rc = num_opt("--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
-        case OPT_MFU: rc = num_opt("--mfu", optarg, 1, &o->p.mfu); break;
-        case OPT_SCALE: rc = num_opt("--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
-        case OPT_DTYPE:
-            if (strcmp(optarg, "fp32") == 0)
-                o->p.grad_bytes = 4;
-            else if (strcmp(optarg, "fp16") == 0 || strcmp(optarg, "bf16") == 0)
-                o->p.grad_bytes = 2;
-            else
-                rc = cli_usage("compare", "--grad-dtype: expected fp32, fp16 or bf16, got '%s'",
-                               optarg);
-            break;
-        case OPT_BUCKET: rc = num_opt("--bucket-mb", optarg, 65536, &o->p.bucket_mb); break;
+        case OPT_COMPUTE: rc = cli_parse_positive("compare", "--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
+        case OPT_MFU: rc = cli_parse_positive("compare", "--mfu", optarg, 1, &o->p.mfu); break;
+        case OPT_SCALE: rc = cli_parse_positive("compare", "--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
+        case OPT_DTYPE: rc = cli_parse_grad_dtype("compare", optarg, &o->p.grad_bytes); break;
+        case OPT_BUCKET: rc = cli_parse_positive("compare", "--bucket-mb", optarg, 65536, &o->p.bucket_mb); break;
         case OPT_MGBS: rc = add_numbers("--memdev-gbs", optarg, o->mgbs, &o->nmg); break;
         case OPT_MRED: rc = add_numbers("--memdev-reduce-gbs", optarg, o->mred, &o->nmr); break;
         case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/summary.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
@@ -55,13 +56,6 @@ typedef struct opts {
     cp_plan_opts p;
 } opts;
 
-static int num_opt(const char *name, const char *arg, double max, double *out)
-{
-    if (cp_parse_double(arg, out) || !(*out > 0) || *out > max)
-        return cli_usage("plan", "%s: expected a number in (0, %g], got '%s'", name, max, arg);
-    return CP_OK;
-}
-
 static int parse_opts(int argc, char **argv, opts *o)
 {
     static const struct option lo[] = {
@@ -84,10 +78,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 'm': o->model = optarg; break;
         case 't': o->topo = optarg; break;
         case 'o': o->out = optarg; break;
-        case OPT_COMPUTE: rc = num_opt("--compute-ms", optarg, 1e7, &o->p.pred.compute_ms); break;
-        case OPT_BUCKET: rc = num_opt("--bucket-mb", optarg, 65536, &o->p.pred.bucket_mb); break;
-        case OPT_FIRST: rc = num_opt("--first-bucket-mb", optarg, 65536, &o->p.pred.first_bucket_mb); break;
-        case OPT_SHARD: rc = num_opt("--min-shard-kb", optarg, 1 << 22, &o->p.min_shard_kb); break;
+        case OPT_COMPUTE: rc = cli_parse_positive("plan", "--compute-ms", optarg, 1e7, &o->p.pred.compute_ms); break;
+        case OPT_BUCKET: rc = cli_parse_positive("plan", "--bucket-mb", optarg, 65536, &o->p.pred.bucket_mb); break;
+        case OPT_FIRST: rc = cli_parse_positive("plan", "--first-bucket-mb", optarg, 65536, &o->p.pred.first_bucket_mb); break;
+        case OPT_SHARD: rc = cli_parse_positive("plan", "--min-shard-kb", optarg, 1 << 22, &o->p.min_shard_kb); break;
         case OPT_MODE:
             if (strcmp(optarg, "coarse") == 0)
                 o->p.mode = CP_PLAN_COARSE;
@@ -96,14 +90,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             else
                 rc = cli_usage("plan", "--mode: expected coarse or proxy, got '%s'", optarg);
             break;
-        case OPT_DTYPE:
-            if (strcmp(optarg, "fp32") == 0)
-                o->p.pred.grad_bytes = 4;
-            else if (strcmp(optarg, "fp16") == 0 || strcmp(optarg, "bf16") == 0)
-                o->p.pred.grad_bytes = 2;
-            else
-                rc = cli_usage("plan", "--grad-dtype: expected fp32, fp16 or bf16, got '%s'", optarg);
-            break;
+        case OPT_DTYPE: rc = cli_parse_grad_dtype("plan", optarg, &o->p.pred.grad_bytes); break;
         case OPT_EXPLAIN: o->explain = 1; break;
         case OPT_DUMP: o->p.dump_lp = optarg; break;
         case ':': return cli_usage("plan", "option '%s' needs a value", argv[optind - 1]);
@@ -121,16 +108,6 @@ static int parse_opts(int argc, char **argv, opts *o)
     if (o->p.dump_lp && (cp_same_file(o->p.dump_lp, o->model) || cp_same_file(o->p.dump_lp, o->topo)))
         return cli_usage("plan", "--dump-lp %s would overwrite an input", o->p.dump_lp);
     return CP_OK;
-}
-
-/* "nvlink gpu0 -> gpu1" or "reducer mem0". */
-static void res_name(const cp_topo *t, int res, char *buf, size_t cap)
-{
-    if (res < 2 * t->nlinks)
-        snprintf(buf, cap, "%s %s -> %s", cp_link_kind_name(t->links[res >> 1].kind),
-                 t->nodes[cp_arc_tail(t, res)].id, t->nodes[cp_arc_head(t, res)].id);
-    else
-        snprintf(buf, cap, "reducer %s", t->nodes[res - 2 * t->nlinks].id);
 }
 
 static void print_summary(const opts *o, const cp_plan *p, FILE *f)
@@ -158,7 +135,7 @@ static void print_summary(const opts *o, const cp_plan *p, FILE *f)
         fprintf(f, "binding (what one more GB/s would save per iteration):\n");
     for (k = 0; k < shown; k++) {
         char name[200];
-        res_name(p->topo, p->bind[k].res, name, sizeof name);
+        cli_res_name(p->topo, p->bind[k].res, name, sizeof name);
         fprintf(f, "  %-40s %8.2f GB/s  %9.4f ms\n", name, p->bind[k].gbs, p->bind[k].save_ms);
     }
     if (o->explain) {

@@ -86,14 +86,6 @@ static int parse_list(const char *arg, opts *o)
     return CP_OK;
 }
 
-/* A positive number option in (0, max]. */
-static int num_opt(const char *name, const char *arg, double max, double *out)
-{
-    if (cp_parse_double(arg, out) || !(*out > 0) || *out > max)
-        return cli_usage("predict", "%s: expected a number in (0, %g], got '%s'", name, max, arg);
-    return CP_OK;
-}
-
 static int parse_sweep(const char *arg, opts *o)
 {
     char lo[64], hi[64];
@@ -139,13 +131,13 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 't': o->topo = optarg; break;
         case 's': rc = parse_list(optarg, o); break;
         case OPT_HOSTS: rc = cli_parse_hosts("predict", optarg, &o->hosts); break;
-        case OPT_COMPUTE: rc = num_opt("--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
-        case OPT_BUCKET: rc = num_opt("--bucket-mb", optarg, 65536, &o->p.bucket_mb); break;
-        case OPT_FIRST: rc = num_opt("--first-bucket-mb", optarg, 65536, &o->p.first_bucket_mb); break;
-        case OPT_FUSION: rc = num_opt("--fusion-mb", optarg, 65536, &o->p.fusion_mb); break;
-        case OPT_CYCLE: rc = num_opt("--cycle-ms", optarg, 1e5, &o->p.cycle_ms); break;
-        case OPT_MFU: rc = num_opt("--mfu", optarg, 1, &o->p.mfu); break;
-        case OPT_SCALE: rc = num_opt("--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
+        case OPT_COMPUTE: rc = cli_parse_positive("predict", "--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
+        case OPT_BUCKET: rc = cli_parse_positive("predict", "--bucket-mb", optarg, 65536, &o->p.bucket_mb); break;
+        case OPT_FIRST: rc = cli_parse_positive("predict", "--first-bucket-mb", optarg, 65536, &o->p.first_bucket_mb); break;
+        case OPT_FUSION: rc = cli_parse_positive("predict", "--fusion-mb", optarg, 65536, &o->p.fusion_mb); break;
+        case OPT_CYCLE: rc = cli_parse_positive("predict", "--cycle-ms", optarg, 1e5, &o->p.cycle_ms); break;
+        case OPT_MFU: rc = cli_parse_positive("predict", "--mfu", optarg, 1, &o->p.mfu); break;
+        case OPT_SCALE: rc = cli_parse_positive("predict", "--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
         case OPT_FW:
             if (strcmp(optarg, "ddp") == 0)
                 o->p.framework = CP_FW_DDP;
@@ -154,15 +146,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             else
                 rc = cli_usage("predict", "--framework: expected ddp or horovod, got '%s'", optarg);
             break;
-        case OPT_DTYPE:
-            if (strcmp(optarg, "fp32") == 0)
-                o->p.grad_bytes = 4;
-            else if (strcmp(optarg, "fp16") == 0 || strcmp(optarg, "bf16") == 0)
-                o->p.grad_bytes = 2;
-            else
-                rc = cli_usage("predict", "--grad-dtype: expected fp32, fp16 or bf16, got '%s'",
-                               optarg);
-            break;
+        case OPT_DTYPE: rc = cli_parse_grad_dtype("predict", optarg, &o->p.grad_bytes); break;
         case OPT_JSON: o->json = 1; break;
         case OPT_CSV: o->csv = 1; break;
         case OPT_TIMELINE: o->timeline = 1; break;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/summary.h"
 #include "core/fileio.h"
 #include "cost/pack.h"
 #include "load/load.h"
@@ -51,15 +52,6 @@ static int plan_topology(const cpl_plan *p, const char *plan_path, cp_topo **t, 
                           "%s changed since the plan was made (hash %s, plan says %s): re-plan, "
                           "or give -t to replay anyway", file, have, want);
     return cp_topo_load(file, t, e);
-}
-
-static void res_name(const cp_topo *t, int res, char *buf, size_t cap)
-{
-    if (res < 2 * t->nlinks)
-        snprintf(buf, cap, "%s %s -> %s", cp_link_kind_name(t->links[res >> 1].kind),
-                 t->nodes[cp_arc_tail(t, res)].id, t->nodes[cp_arc_head(t, res)].id);
-    else
-        snprintf(buf, cap, "reducer %s", t->nodes[res - 2 * t->nlinks].id);
 }
 
 /* Resources by decreasing utilisation, at most n of them (selection: n is
@@ -131,7 +123,7 @@ int cmd_simulate(int argc, char **argv)
             for (k = 0; k < ntop; k++) {
                 char name[200];
                 json_t *l = json_object();
-                res_name(t, top[k], name, sizeof name);
+                cli_res_name(t, top[k], name, sizeof name);
                 json_object_set_new(l, "link", json_string(name));
                 json_object_set_new(l, "gbs", cli_real(r.cap[top[k]], 4));
                 json_object_set_new(l, "utilisation", cli_real(cp_sim_util(&r, top[k]), 4));
@@ -151,7 +143,7 @@ int cmd_simulate(int argc, char **argv)
                    r.last_ms);
             for (k = 0; k < ntop; k++) {
                 char name[200];
-                res_name(t, top[k], name, sizeof name);
+                cli_res_name(t, top[k], name, sizeof name);
                 printf("  %-40s %8.2f GB/s  %5.1f%% busy\n", name, r.cap[top[k]],
                        100 * cp_sim_util(&r, top[k]));
             }

@@ -168,3 +168,12 @@ int cli_info_topo(const cp_topo *t, FILE *f, cp_err *e)
     }
     return topo_bottlenecks(t, f, e);
 }
+
+void cli_res_name(const cp_topo *t, int res, char *buf, size_t cap)
+{
+    if (res < 2 * t->nlinks)
+        snprintf(buf, cap, "%s %s -> %s", cp_link_kind_name(t->links[res >> 1].kind),
+                 t->nodes[cp_arc_tail(t, res)].id, t->nodes[cp_arc_head(t, res)].id);
+    else
+        snprintf(buf, cap, "reducer %s", t->nodes[res - 2 * t->nlinks].id);
+}

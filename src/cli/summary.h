@@ -21,6 +21,10 @@ void cli_summary_topo(const cp_topo *t, FILE *f);
 json_t *cli_model_json(const cp_model *m);
 json_t *cli_topo_json(const cp_topo *t);
 
+/* A resource of the planner and simulator by name: "nvlink gpu0 -> gpu1"
+ * for a link direction, "reducer mem0" for a node's reduction (pack.h). */
+void cli_res_name(const cp_topo *t, int res, char *buf, size_t cap);
+
 /* The readable `info` reports. */
 void cli_info_model(const cp_model *m, FILE *f);
 int cli_info_topo(const cp_topo *t, FILE *f, cp_err *e);

@@ -285,12 +285,7 @@ static void clear_load(build *b)
  * returns its hop latency, or a negative value when there is no route. */
 static double add_route(build *b, int from, int to, double scale)
 {
-    cp_route r;
-    cp_err tmp;
-    if (cp_route_find(b->win, from, to, NULL, &r, &tmp) != CP_OK || r.gbs <= 0)
-        return -1;
-    cp_route_add_load(&r, scale, b->load);
-    return cp_route_hop_us(&r);
+    return cp_route_load(b->win, from, to, scale, b->load);
 }
 
 /* For each rank of host 0, the NICs it reaches with the widest route (all of

@@ -19,6 +19,16 @@ void cp_route_add_load(const cp_route *r, double scale, double *load)
         load[r->arc[k]] += scale * r->frac[k];
 }
 
+double cp_route_load(const cp_topo *t, int from, int to, double scale, double *load)
+{
+    cp_route r;
+    cp_err tmp;
+    if (cp_route_find(t, from, to, NULL, &r, &tmp) != CP_OK || r.gbs <= 0)
+        return -1;
+    cp_route_add_load(&r, scale, load);
+    return cp_route_hop_us(&r);
+}
+
 /* Append an arc with a share; 0 or -1 when the route is full. */
 static int push(cp_route *r, int arc, double frac)
 {

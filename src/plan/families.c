@@ -37,12 +37,7 @@ typedef struct fbuild {
 /* Add the route from -> to to the load; its hop latency, or -1. */
 static double add_route(fbuild *b, int from, int to, double scale)
 {
-    cp_route r;
-    cp_err tmp;
-    if (cp_route_find(b->t, from, to, NULL, &r, &tmp) != CP_OK || r.gbs <= 0)
-        return -1;
-    cp_route_add_load(&r, scale, b->load);
-    return cp_route_hop_us(&r);
+    return cp_route_load(b->t, from, to, scale, b->load);
 }
 
 /* One device d serving every GPU (eq. Q1): pushes and pulls once per GPU,
