@@ -94,9 +94,10 @@ run: deps all
 	./coarse-plan compare -m $(subst $(space),$(comma),$(MODELS)) -t $(subst $(space),$(comma),$(TOPOS)) \
 	    -o reports/compare.csv
 	./coarse-plan compare -m $(PAPER_MODELS) -t $(PAPER_TOPOS) -s ring,tree,ps,proxy,coarse \
-	    -o reports/paper-reproduction.csv
+	    -o reports/paper-reproduction.csv --svg reports/paper-reproduction.svg
 	./coarse-plan compare -m $(PAPER_MODELS) -t $(PAPER_TOPOS) -s ring,tree,ps,proxy,coarse \
-	    --compute-scale 0.25 --grad-dtype fp16 -o reports/paper-reproduction-amp.csv
+	    --compute-scale 0.25 --grad-dtype fp16 -o reports/paper-reproduction-amp.csv \
+	    --svg reports/paper-reproduction-amp.svg
 	./coarse-plan compare -m models/bert-large.json,models/gpt2.json -t $(PAPER_TOPOS) \
 	    -s ring,proxy,coarse --compute-scale 0.25 --grad-dtype fp16 \
 	    --memdev-gbs 6,12,24,48,96 --memdev-reduce-gbs 6,12,24,48,96 -o reports/memdev-sweep.csv
@@ -171,7 +172,7 @@ HARD_FUZZ_CC       := clang
 HARD_FUZZ_DIR      := build/fuzz
 HARD_FUZZ_SAN      := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
                       -fno-omit-frame-pointer
-HARD_FUZZ_BIN      := $(HARD_FUZZ_DIR)/fuzz_model $(HARD_FUZZ_DIR)/fuzz_topo $(HARD_FUZZ_DIR)/fuzz_nccl
+HARD_FUZZ_BIN      := $(patsubst %,$(HARD_FUZZ_DIR)/fuzz_%,model topo nccl plan)
 HARD_ASAN_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 HARD_ASAN_ENV      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 HARD_MUTATE        := build/robust/mutate
@@ -195,11 +196,12 @@ $(HARD_FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(HARD_FUZZ_DIR)/
 	    -fno-sanitize-recover=all -fno-omit-frame-pointer $(CPPFLAGS) -Itests/fuzz \
 	    -o $@ $< $(HARD_FUZZ_DIR)/libcoarse.a $(LDLIBS)
 
-fuzz: fuzz-build
-	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+# $(BIN) writes the plan target's seeds (plans of the shipped inputs).
+fuzz: fuzz-build $(BIN)
+	@BIN=$(BIN) sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
-fuzz-smoke: fuzz-build
-	@sh tests/fuzz/run.sh --smoke $(FUZZ_SMOKE_SECONDS)
+fuzz-smoke: fuzz-build $(BIN)
+	@BIN=$(BIN) sh tests/fuzz/run.sh --smoke $(FUZZ_SMOKE_SECONDS)
 
 hard-asan-bin:
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SAN="$(HARD_ASAN_SAN)" \

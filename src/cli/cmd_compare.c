@@ -11,13 +11,14 @@
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
+#include "out/svg.h"
 #include "plan/plan_predict.h"
 
 static const char help[] =
     "usage: coarse-plan compare -m MODEL[,MODEL..] -t TOPO[,TOPO..] -o FILE.csv\n"
     "                           [-s S1,S2..] [--hosts N] [--compute-ms T] [--mfu F]\n"
     "                           [--bucket-mb B] [--compute-scale F] [--grad-dtype T]\n"
-    "                           [--memdev-gbs X[,X..]]\n"
+    "                           [--memdev-gbs X[,X..]] [--svg CHART.svg]\n"
     "                           [--memdev-reduce-gbs Y[,Y..]]\n"
     "\n"
     "Predict every model on every topology with every strategy and write one CSV\n"
@@ -31,14 +32,16 @@ static const char help[] =
     "every memory device's reduce rate with each listed value in turn (a sweep\n"
     "over the assumed device figures); memdev_* columns are empty otherwise.\n"
     "Compute: --compute-ms for all, else each model's own, else estimated from\n"
-    "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).\n";
+    "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).\n"
+    "--svg also draws the speed-ups over ring as a grouped bar chart.\n";
 
-enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE };
+enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE,
+       OPT_SVG };
 
 #define MAX_LIST 64
 
 typedef struct opts {
-    const char *models[MAX_LIST], *topos[MAX_LIST], *out;
+    const char *models[MAX_LIST], *topos[MAX_LIST], *out, *svg;
     int nm, nt, hosts, ns;
     cp_strategy strat[CP_STRATEGIES];
     double mgbs[MAX_LIST], mred[MAX_LIST];
@@ -81,6 +84,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"mfu", required_argument, NULL, OPT_MFU},   {"bucket-mb", required_argument, NULL, OPT_BUCKET},
         {"compute-scale", required_argument, NULL, OPT_SCALE},
         {"grad-dtype", required_argument, NULL, OPT_DTYPE},
+        {"svg", required_argument, NULL, OPT_SVG},
         {"memdev-gbs", required_argument, NULL, OPT_MGBS},
         {"memdev-reduce-gbs", required_argument, NULL, OPT_MRED},
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
@@ -99,6 +103,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 'm': rc = add_list("-m", optarg, o->models, &o->nm); break;
         case 't': rc = add_list("-t", optarg, o->topos, &o->nt); break;
         case 'o': o->out = optarg; break;
+        case OPT_SVG: o->svg = optarg; break;
         case 's':
             rc = add_list("-s", optarg, names, &nn);
             for (k = 0; rc == CP_OK && k < nn; k++)
@@ -128,8 +133,11 @@ static int parse_opts(int argc, char **argv, opts *o)
         if (cp_same_file(o->out, o->models[k]))
             return cli_usage("compare", "-o %s would overwrite an input", o->out);
     for (k = 0; k < o->nt; k++)
-        if (cp_same_file(o->out, o->topos[k]))
+        if (cp_same_file(o->out, o->topos[k]) || (o->svg && cp_same_file(o->svg, o->topos[k])))
             return cli_usage("compare", "-o %s would overwrite an input", o->out);
+    for (k = 0; o->svg && k < o->nm; k++)
+        if (cp_same_file(o->svg, o->models[k]))
+            return cli_usage("compare", "--svg %s would overwrite an input", o->svg);
     if (!o->ns) {
         memcpy(o->strat, dflt, sizeof dflt);
         o->ns = (int)(sizeof dflt / sizeof dflt[0]);
@@ -151,7 +159,7 @@ static void set_memdevs(cp_topo *t, double gbs, double reduce)
 
 /* The rows of one model on one (possibly edited) topology. */
 static int rows(const opts *o, const cp_model *m, const cp_topo *t, double mg, double mr,
-                FILE *f, cp_err *e)
+                FILE *f, double *speedup, cp_err *e)
 {
     cp_predictor pr;
     cp_prediction ring;
@@ -173,6 +181,7 @@ static int rows(const opts *o, const cp_model *m, const cp_topo *t, double mg, d
             break;
         fprintf(f, "%s,%s,%d,%s,%s,%s,", m->name, t->name, t->ngpus, mgs, mrs,
                 cp_strategy_name(o->strat[k]));
+        speedup[k] = p.available && ring_ms > 0 ? ring_ms / p.iteration_ms : -1;
         if (p.available)
             fprintf(f, "1,%.4f,%.4f,%.4f,%.4f,%.4f,%s,\n", p.iteration_ms, p.compute_ms,
                     p.comm_ms, p.exposed_ms, ring_ms > 0 ? ring_ms / p.iteration_ms : 0,
@@ -189,12 +198,44 @@ static int rows(const opts *o, const cp_model *m, const cp_topo *t, double mg, d
     return rc;
 }
 
+/* The speed-up chart: one group per model, machine (and device figures). */
+static int write_svg(const opts *o, char **cats, int ncat, const double *val, cp_err *e)
+{
+    const char *ser[CP_STRATEGIES];
+    cp_bars c;
+    cp_outfile out;
+    int k, rc;
+    for (k = 0; k < o->ns; k++)
+        ser[k] = cp_strategy_name(o->strat[k]);
+    memset(&c, 0, sizeof c);
+    c.title = "iteration speed-up over ring AllReduce (coarse-plan compare)";
+    c.ylabel = "speed-up over ring (x)";
+    c.ncat = ncat;
+    c.cat = (const char *const *)cats;
+    c.nser = o->ns;
+    c.ser = ser;
+    c.val = val;
+    c.ref = 1.0;
+    if ((rc = cp_out_open(&out, o->svg, e)))
+        return rc;
+    if (cp_svg_bars(&c, out.f)) {
+        cp_out_abort(&out);
+        return cp_fail(e, CP_EINTERNAL, "writing %s failed", o->svg);
+    }
+    return cp_out_commit(&out, e);
+}
+
 static int run(const opts *o, cp_err *e)
 {
     cp_model *m[MAX_LIST] = {0};
     cp_topo *t[MAX_LIST] = {0};
     cp_outfile out;
-    int i, j, a, b, rc = CP_OK, na, nb;
+    int i, j, a, b, rc = CP_OK, na = o->nmg ? o->nmg : 1, nb = o->nmr ? o->nmr : 1, ncat = 0;
+    int maxcat = o->nm * o->nt * na * nb;
+    char **cats = calloc((size_t)maxcat + 1, sizeof *cats);
+    double *val = calloc((size_t)maxcat * CP_STRATEGIES + 1, sizeof *val);
+    if (!cats || !val)
+        rc = cp_fail(e, CP_EINTERNAL, "out of memory");
     for (i = 0; i < o->nm && rc == CP_OK; i++)
         rc = cp_model_load(o->models[i], &m[i], e);
     for (i = 0; i < o->nt && rc == CP_OK; i++)
@@ -205,8 +246,6 @@ static int run(const opts *o, cp_err *e)
         fprintf(out.f, "model,topology,gpus,memdev_gbs,memdev_reduce_gbs,strategy,available,"
                        "iteration_ms,compute_ms,comm_ms,exposed_comm_ms,speedup_vs_ring,"
                        "compute_source,note\n");
-        na = o->nmg ? o->nmg : 1;
-        nb = o->nmr ? o->nmr : 1;
         for (j = 0; j < o->nt && rc == CP_OK; j++)
             for (a = 0; a < na && rc == CP_OK; a++)
                 for (b = 0; b < nb && rc == CP_OK; b++) {
@@ -217,10 +256,24 @@ static int run(const opts *o, cp_err *e)
                         break;
                     }
                     set_memdevs(edit, mg, mr);
-                    for (i = 0; i < o->nm && rc == CP_OK; i++)
-                        rc = rows(o, m[i], edit, mg, mr, out.f, e);
+                    for (i = 0; i < o->nm && rc == CP_OK; i++) {
+                        char label[300];
+                        if (mg > 0 || mr > 0)
+                            snprintf(label, sizeof label, "%s @ %s (%g/%g)", m[i]->name,
+                                     edit->name, mg, mr);
+                        else
+                            snprintf(label, sizeof label, "%s @ %s", m[i]->name, edit->name);
+                        if (!(cats[ncat] = strdup(label))) {
+                            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+                            break;
+                        }
+                        rc = rows(o, m[i], edit, mg, mr, out.f, val + (size_t)ncat * o->ns, e);
+                        ncat++;
+                    }
                     cp_topo_free(edit);
                 }
+        if (rc == CP_OK && o->svg)
+            rc = write_svg(o, cats, ncat, val, e);
         if (rc == CP_OK)
             rc = cp_out_commit(&out, e);
         else
@@ -230,6 +283,10 @@ static int run(const opts *o, cp_err *e)
         cp_model_free(m[i]);
         cp_topo_free(t[i]);
     }
+    for (i = 0; cats && i < ncat; i++)
+        free(cats[i]);
+    free(cats);
+    free(val);
     return rc;
 }
 

@@ -61,11 +61,11 @@ int cp_fail(cp_err *e, int status, const char *fmt, ...)
  * column `col`.  Column counts bytes, as jansson's do. */
 static void print_caret(const cp_err *e, FILE *out)
 {
-    int i;
-    if (!e->src_line[0] || e->col <= 0)
+    int i, col = e->src_col > 0 ? e->src_col : e->col;
+    if (!e->src_line[0] || col <= 0)
         return;
     fprintf(out, "  %s\n  ", e->src_line);
-    for (i = 1; i < e->col && e->src_line[i - 1]; i++)
+    for (i = 1; i < col && e->src_line[i - 1]; i++)
         fputc(e->src_line[i - 1] == '\t' ? '\t' : ' ', out);
     fputs("^\n", out);
 }

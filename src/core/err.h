@@ -30,6 +30,8 @@ typedef struct cp_err {
     char where[192];     /* field path such as links[3].gbs, "" when none */
     char msg[640];       /* what is wrong and what was expected */
     char src_line[200];  /* the text of line `line`, for the caret display */
+    int src_col;         /* the caret's column in src_line when a long line is shown
+                          * as a window around `col`; 0 when it is `col` */
 } cp_err;
 
 /* Reset to "no error". */

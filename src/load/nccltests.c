@@ -13,6 +13,13 @@
 /* Most rows we keep: nccl-tests sweeps at most a few hundred sizes. */
 #define MAX_ROWS 100000
 
+/* Sanity bounds on a row, refused as corrupt: no buffer is larger than
+ * 1 PiB (the command line's own limit, units.h), and no collective takes
+ * longer than 1e12 us (11.6 days).  Beyond them the fit's sums of squares
+ * overflow to infinity. */
+#define MAX_ROW_BYTES 1125899906842624.0 /* 2^50 */
+#define MAX_ROW_US 1e12
+
 /* Split `line` (modified) into at most `max` whitespace-separated fields;
  * the start column of each (1-based) goes to col[]. */
 static int split(char *line, char **f, int *col, int max)
@@ -70,9 +77,10 @@ static int add_row(const char *path, int lineno, char **f, int *col, int n,
         return cp_fail_at(e, CP_EINPUT, path, lineno, col[n - 1], NULL,
                           "data row has %d fields; expected size, count, type, redop, time, "
                           "algbw, busbw, ...", n);
-    if (cp_parse_double(f[base], &time_us) || !(time_us > 0))
+    if (cp_parse_double(f[base], &time_us) || !(time_us > 0) || time_us > MAX_ROW_US)
         return cp_fail_at(e, CP_EINPUT, path, lineno, col[base], NULL,
-                          "time: expected a positive number of microseconds, got '%s'", f[base]);
+                          "time: expected a positive number of microseconds up to %g, got "
+                          "'%s'", MAX_ROW_US, f[base]);
     if (cp_parse_double(f[base + 2], &busbw) || busbw < 0)
         return cp_fail_at(e, CP_EINPUT, path, lineno, col[base + 2], NULL,
                           "busbw: expected a number of GB/s, got '%s'", f[base + 2]);
@@ -91,6 +99,10 @@ static int add_row(const char *path, int lineno, char **f, int *col, int n,
     r->line = lineno;
     if (r->bytes <= 0)
         return cp_fail_at(e, CP_EINPUT, path, lineno, col[0], NULL, "size must be positive");
+    if (!(r->bytes <= MAX_ROW_BYTES))
+        return cp_fail_at(e, CP_EINPUT, path, lineno, col[0], NULL,
+                          "size %.40s%s is over 1 PiB (2^50 bytes): not an nccl-tests size",
+                          f[0], strlen(f[0]) > 40 ? "..." : "");
     if (t->nrows > 1 && r->bytes <= t->rows[t->nrows - 2].bytes)
         return cp_fail_at(e, CP_EINPUT, path, lineno, col[0], NULL,
                           "sizes must increase from row to row (%s after %.0f)", f[0],

@@ -304,7 +304,7 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
 {
     cp_topo *t;
     char name[300];
-    int h, sw, rc;
+    int h, sw, rc, bad;
 
     *out = NULL;
     if (nhosts < 1 || nhosts > CP_MAX_HOSTS)
@@ -337,6 +337,20 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
             goto oom;
     rc = cp_topo_index(t, e);
     if (rc) {
+        cp_topo_free(t);
+        return rc;
+    }
+    /* One host can be connected while its NICs hang apart from its GPUs;
+     * joined over those NICs, the hosts would not reach each other. */
+    if (nhosts > 1 && (bad = cp_topo_unreachable_gpu(t)) != -1) {
+        if (bad == -2) {
+            cp_topo_free(t);
+            return cp_fail(e, CP_EINTERNAL, "out of memory");
+        }
+        rc = cp_fail_at(e, CP_EINPUT, src->src_path, 0, 0, NULL,
+                        "--hosts %d: gpu \"%s\" cannot reach gpu \"%s\": no chain of links "
+                        "joins a GPU to a NIC, so the hosts cannot reach each other",
+                        nhosts, t->nodes[bad].id, t->nodes[t->gpus[0]].id);
         cp_topo_free(t);
         return rc;
     }

@@ -58,5 +58,13 @@ sed 's/"gbs": 12,/"gbs": 11,/' topologies/pcie-t4-cxl.json >"$tmp/t4.json"
 if [ $? -eq 2 ] && grep -q 'changed since the plan was made' "$tmp/err"; then
     ok "simulate refuses a changed topology"; else bad "simulate refuses a changed topology"; fi
 
+# 6. compare writes its CSV and chart: 2 models x 1 machine x 2 strategies =
+#    4 rows after the header, and an SVG document with one bar per row
+if "$BIN" compare -m models/resnet50.json,models/gpt2.json -t topologies/dgx1-v100.json \
+    -s ring,tree -o "$tmp/c.csv" --svg "$tmp/c.svg" && [ "$(wc -l <"$tmp/c.csv")" -eq 5 ] &&
+    head -c 4 "$tmp/c.svg" | grep -q '<svg' && tail -n 1 "$tmp/c.svg" | grep -q '</svg>' &&
+    [ "$(grep -c '<rect x=.*<title>' "$tmp/c.svg")" -eq 4 ]; then ok "compare csv and svg"
+else bad "compare csv and svg"; fi
+
 [ "$fail" -eq 0 ] && echo "flows: all passed"
 exit "$fail"

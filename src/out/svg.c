@@ -1,0 +1,113 @@
+/*
+ * svg.c - grouped bar charts (see svg.h).
+ *
+ * Layout: a left margin for the y axis, one slot per category, bars side by
+ * side inside a slot, category labels rotated under the axis, a legend on
+ * top.  The y range starts at 0 and ends at the largest value rounded up to
+ * a "nice" step (1, 2 or 5 times a power of ten).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "out/svg.h"
+
+#define W_MARGIN 70
+#define H_TOP 60
+#define H_PLOT 320
+#define H_BOTTOM 170
+#define SLOT_MIN 36
+
+/* Series colours: colour-blind safe (Okabe-Ito). */
+static const char *const colour[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
+                                     "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
+
+/* Escape text for XML. */
+static void put_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* Smallest 1/2/5 x 10^k step that cuts [0, top] into at most 6 ticks. */
+static double nice_step(double top)
+{
+    double p = pow(10, floor(log10(top > 0 ? top : 1))), m[] = {0.1, 0.2, 0.5, 1, 2, 5, 10};
+    int i;
+    for (i = 0; i < 7; i++)
+        if (top / (m[i] * p) <= 6)
+            return m[i] * p;
+    return 10 * p;
+}
+
+int cp_svg_bars(const cp_bars *c, FILE *f)
+{
+    double top = c->ref, step, y;
+    int i, s, slot, width;
+    for (i = 0; i < c->ncat * c->nser; i++)
+        if (c->val[i] > top)
+            top = c->val[i];
+    step = nice_step(top);
+    top = ceil(top / step - 1e-9) * step;
+    if (top <= 0)
+        top = 1;
+    slot = c->nser * 12 + 12;
+    if (slot < SLOT_MIN)
+        slot = SLOT_MIN;
+    width = W_MARGIN + c->ncat * slot + 20;
+    if (width < 480)
+        width = 480;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+               "font-family=\"sans-serif\" font-size=\"11\">\n",
+            width, H_TOP + H_PLOT + H_BOTTOM);
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"18\" "
+               "font-size=\"14\">", W_MARGIN);
+    put_text(f, c->title);
+    fputs("</text>\n", f);
+    for (s = 0; s < c->nser; s++) { /* legend */
+        fprintf(f, "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" "
+                   "y=\"39\">", W_MARGIN + s * 90, colour[s % 8], W_MARGIN + s * 90 + 14);
+        put_text(f, c->ser[s]);
+        fputs("</text>\n", f);
+    }
+    for (y = 0; y <= top + 1e-9; y += step) { /* y grid and labels */
+        double py = H_TOP + H_PLOT - y / top * H_PLOT;
+        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+                W_MARGIN, py, width - 20, py, W_MARGIN - 6, py + 4, y);
+    }
+    fprintf(f, "<text transform=\"translate(14,%d) rotate(-90)\" text-anchor=\"middle\">",
+            H_TOP + H_PLOT / 2);
+    put_text(f, c->ylabel);
+    fputs("</text>\n", f);
+    for (i = 0; i < c->ncat; i++) {
+        int x0 = W_MARGIN + i * slot + 6;
+        for (s = 0; s < c->nser; s++) {
+            double v = c->val[i * c->nser + s], h;
+            if (v < 0)
+                continue;
+            h = v / top * H_PLOT;
+            fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"10\" height=\"%.1f\" fill=\"%s\">"
+                       "<title>%g</title></rect>\n",
+                    x0 + s * 12, H_TOP + H_PLOT - h, h, colour[s % 8], v);
+        }
+        fprintf(f, "<text transform=\"translate(%d,%d) rotate(-60)\" text-anchor=\"end\">",
+                x0 + c->nser * 6, H_TOP + H_PLOT + 12);
+        put_text(f, c->cat[i]);
+        fputs("</text>\n", f);
+    }
+    if (c->ref > 0) {
+        double py = H_TOP + H_PLOT - c->ref / top * H_PLOT;
+        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"black\" "
+                   "stroke-dasharray=\"4,3\"/>\n", W_MARGIN, py, width - 20, py);
+    }
+    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n</svg>\n",
+            W_MARGIN, H_TOP + H_PLOT, width - 20, H_TOP + H_PLOT);
+    return ferror(f) ? -1 : 0;
+}
