@@ -1,0 +1,143 @@
+/*
+ * cmd_import.c - `coarse-plan import nccl-topo FILE.xml`: convert a real
+ * machine description into coarse-plan topology JSON, validated by the
+ * same loader every other command uses.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/fileio.h"
+#include "import/nccl_topo.h"
+#include "load/load.h"
+#include "out/jsonfmt.h"
+
+static const char help[] =
+    "usage: coarse-plan import nccl-topo FILE.xml [-o OUT.json] [--name NAME]\n"
+    "                          [--net-gbs X] [--net-latency-us Y]\n"
+    "\n"
+    "Convert NCCL's topology XML (an NCCL_TOPO_FILE hint or an NCCL_TOPO_DUMP_FILE\n"
+    "dump) into coarse-plan topology JSON: CPUs, PCIe switches, GPUs, NICs and\n"
+    "NVSwitches with their links.  What the file does not say is assumed and\n"
+    "listed in the output's note (docs/import.md).  The result is checked with\n"
+    "the topology loader before it is written (atomically; default: standard\n"
+    "output).\n"
+    "\n"
+    "  -o, --output FILE      where to write (\"-\": standard output, the default)\n"
+    "      --name NAME        topology name (default: the file's base name)\n"
+    "      --net-gbs X        NIC speed when the file gives none, GB/s (default 12.5)\n"
+    "      --net-latency-us Y NIC-to-NIC latency when the file gives none (default 1.5)\n"
+    "      --calibration TOPO copy the calibration block of this topology JSON (e.g. a\n"
+    "                         shipped one of the same GPU generation); without it the\n"
+    "                         result is uncalibrated (docs/calibration.md)\n";
+
+enum { OPT_NAME = 256, OPT_NETGBS, OPT_NETLAT, OPT_CALIB };
+
+/* Copy the "calibration" object of another topology file into root. */
+static int copy_calibration(const char *from, json_t *root, cp_err *e)
+{
+    cp_jdoc d;
+    cp_topo *t;
+    int rc = cp_jdoc_load(&d, from, e);
+    if (rc)
+        return rc;
+    rc = cp_topo_load_doc(&d, &t, e); /* only a valid topology lends its calibration */
+    if (rc == CP_OK) {
+        json_t *c = json_object_get(d.root, "calibration");
+        cp_topo_free(t);
+        if (!c)
+            rc = cp_fail_at(e, CP_EINPUT, from, 0, 0, NULL, "has no calibration block to copy");
+        else
+            json_object_set(root, "calibration", c);
+    }
+    cp_jdoc_free(&d);
+    return rc;
+}
+
+static int convert(const char *in, const char *out, const cp_import_opts *o,
+                   const char *calib, cp_err *e)
+{
+    char *text = NULL, *json = NULL;
+    size_t len;
+    json_t *root = NULL;
+    cp_jdoc d;
+    cp_topo *t = NULL;
+    cp_outfile f;
+    int rc = cp_read_file(in, &text, &len, e);
+    if (rc == CP_OK)
+        rc = cp_import_nccl_topo(in, text, len, o, &root, e);
+    if (rc == CP_OK && calib)
+        rc = copy_calibration(calib, root, e);
+    if (rc == CP_OK) { /* validate through the loader */
+        json = json_dumps(root, JSON_REAL_PRECISION(12));
+        if (!json)
+            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+        else if ((rc = cp_jdoc_load_text(&d, in, json, strlen(json), e)) == CP_OK) {
+            rc = cp_topo_load_doc(&d, &t, e);
+            if (rc == CP_EINPUT) {
+                char msg[sizeof e->msg];
+                snprintf(msg, sizeof msg, "%s", e->msg);
+                rc = cp_fail_at(e, CP_EINPUT, in, 0, 0, NULL,
+                                "the converted topology is not usable: %s", msg);
+            }
+            cp_jdoc_free(&d);
+        }
+    }
+    if (rc == CP_OK && (rc = cp_out_open(&f, out, e)) == CP_OK) {
+        if (cp_json_write_doc(root, f.f)) {
+            cp_out_abort(&f);
+            rc = cp_fail(e, CP_EINTERNAL, "writing %s failed", out);
+        } else {
+            rc = cp_out_commit(&f, e);
+        }
+    }
+    cp_topo_free(t);
+    free(json);
+    json_decref(root);
+    free(text);
+    return rc;
+}
+
+int cmd_import(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"output", required_argument, NULL, 'o'},   {"name", required_argument, NULL, OPT_NAME},
+        {"net-gbs", required_argument, NULL, OPT_NETGBS},
+        {"net-latency-us", required_argument, NULL, OPT_NETLAT},
+        {"calibration", required_argument, NULL, OPT_CALIB},
+        {"help", no_argument, NULL, 'h'},           {0, 0, 0, 0}};
+    cp_import_opts o;
+    const char *out = "-", *calib = NULL;
+    cp_err e;
+    int c, rc = CP_OK;
+
+    cp_import_opts_default(&o);
+    opterr = 0;
+    optind = 1;
+    while (rc == CP_OK && (c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
+        switch (c) {
+        case 'h': fputs(help, stdout); return CP_OK;
+        case 'o': out = optarg; break;
+        case OPT_NAME: o.name = optarg; break;
+        case OPT_CALIB: calib = optarg; break;
+        case OPT_NETGBS: rc = cli_parse_positive("import", "--net-gbs", optarg, 1e4, &o.net_gbs); break;
+        case OPT_NETLAT:
+            rc = cli_parse_positive("import", "--net-latency-us", optarg, 1e5, &o.net_lat_us);
+            break;
+        case ':': return cli_usage("import", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage("import", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind + 2 != argc)
+        return cli_usage("import", "expected: import nccl-topo FILE.xml");
+    if (strcmp(argv[optind], "nccl-topo") != 0)
+        return cli_usage("import", "unknown format '%s' (supported: nccl-topo)", argv[optind]);
+    if (cp_same_file(out, argv[optind + 1]))
+        return cli_usage("import", "-o %s would overwrite the input", out);
+    cp_err_clear(&e);
+    return cli_report(convert(argv[optind + 1], out, &o, calib, &e), &e);
+}

@@ -1,0 +1,454 @@
+/*
+ * nccl_topo.c - NCCL topology XML to coarse-plan JSON (see nccl_topo.h and
+ * docs/import.md).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/units.h"
+#include "import/nccl_topo.h"
+#include "import/xml.h"
+
+/* Hop latencies, the same conventions as the shipped topologies
+ * (docs/topologies.md): NVLink 0.7, PCIe 0.5, socket 0.3 us. */
+#define LAT_NVLINK 0.7
+#define LAT_PCIE 0.5
+#define LAT_SOCKET 0.3
+
+/* A PCIe link whose rate the file does not give: Gen4 x16, 24 GB/s. */
+#define PCIE_UNKNOWN_GBS 24.0
+
+/* Most busids we map (GPUs and NVLink targets). */
+#define MAX_BUS 1024
+
+typedef struct imp {
+    const char *path;
+    const cp_import_opts *o;
+    json_t *nodes, *links;
+    char notes[1024];
+    int ncpu, nsw, ngpu, nnic, nnvsw;
+    char *bus[MAX_BUS];     /* busid of each GPU / NVSwitch (borrowed from the tree) */
+    char *bus_id[MAX_BUS];  /* its node id (owned) */
+    int bus_sm[MAX_BUS];
+    const cp_xml *bus_gpu[MAX_BUS]; /* the <gpu> element, for its NVLinks */
+    int nbus;
+    cp_err *e;
+} imp;
+
+/* Known GPUs by PCI device id: part name and peak dense FP32 TFLOP/s
+ * (NVIDIA datasheets). */
+static const struct { const char *dev, *model; double tflops; } gpus[] = {
+    {"0x15f8", "P100-PCIE-16GB", 9.3},  {"0x15f9", "P100-SXM2-16GB", 10.6},
+    {"0x1db1", "V100-SXM2-16GB", 15.7}, {"0x1db5", "V100-SXM2-32GB", 15.7},
+    {"0x1db4", "V100-PCIE-16GB", 14.0}, {"0x1db6", "V100-PCIE-32GB", 14.0},
+    {"0x1eb8", "T4-16GB", 8.1},         {"0x20b0", "A100-SXM4-40GB", 19.5},
+    {"0x20b2", "A100-SXM4-80GB", 19.5}, {"0x20b5", "A100-PCIE-80GB", 19.5},
+    {"0x2236", "A10-24GB", 31.2},       {"0x2237", "A10G-24GB", 31.2},
+    {"0x2204", "RTX-3090-24GB", 35.6},  {"0x2330", "H100-SXM5-80GB", 67.0},
+    {"0x2331", "H100-PCIE-80GB", 51.0},
+};
+
+static void note(imp *m, const char *text)
+{
+    if (strstr(m->notes, text))
+        return;
+    if (strlen(m->notes) + strlen(text) + 3 < sizeof m->notes)
+        snprintf(m->notes + strlen(m->notes), sizeof m->notes - strlen(m->notes), "%s%s",
+                 m->notes[0] ? "; " : "", text);
+}
+
+static int fail_at(imp *m, const cp_xml *x, const char *fmt, const char *arg)
+{
+    return cp_fail_at(m->e, CP_EINPUT, m->path, x->line, x->col, NULL, fmt, arg);
+}
+
+static int starts(const char *s, const char *prefix)
+{
+    return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* GB/s per direction of a PCIe link from its speed ("8 GT/s", "16.0 GT/s
+ * PCIe") and width: width x GT/s x 3/32, which is NCCL's effective rate
+ * (Gen3 x16 12, Gen4 x16 24, Gen5 x16 48).  0 when not given or virtual
+ * (2.5 GT/s x1 or width 0 are what hypervisors' bridges report). */
+static double pcie_gbs(const cp_xml *x)
+{
+    const char *sp = cp_xml_attr(x, "link_speed"), *wd = cp_xml_attr(x, "link_width");
+    double speed = sp ? strtod(sp, NULL) : 0, width = wd ? strtod(wd, NULL) : 0;
+    if (!(speed > 2.5) || !(width >= 2) || width > 32 || speed > 256)
+        return 0;
+    return width * speed * 3.0 / 32.0;
+}
+
+static int add_node(imp *m, const char *id, const char *kind, const char *model,
+                    json_t *extra)
+{
+    json_t *n = json_object();
+    json_object_set_new(n, "id", json_string(id));
+    json_object_set_new(n, "kind", json_string(kind));
+    if (model)
+        json_object_set_new(n, "model", json_string(model));
+    if (extra)
+        json_object_update(n, extra);
+    json_decref(extra);
+    return json_array_append_new(m->nodes, n) ? cp_fail(m->e, CP_EINTERNAL, "out of memory")
+                                              : CP_OK;
+}
+
+static int add_link(imp *m, const char *a, const char *b, const char *kind, double gbs,
+                    double lat)
+{
+    json_t *l = json_object();
+    json_object_set_new(l, "a", json_string(a));
+    json_object_set_new(l, "b", json_string(b));
+    json_object_set_new(l, "kind", json_string(kind));
+    json_object_set_new(l, "gbs", json_real(cp_round(gbs, 4)));
+    json_object_set_new(l, "latency_us", json_real(lat));
+    return json_array_append_new(m->links, l) ? cp_fail(m->e, CP_EINTERNAL, "out of memory")
+                                              : CP_OK;
+}
+
+/* NVLink GB/s per link per direction for a compute capability: P100 (6.x)
+ * 20, V100/A100/H100 (7.x-9.x) 25, Blackwell (10.x) 50 (spec sheets). */
+static double nvlink_per_link(int sm)
+{
+    return sm < 70 ? 20 : sm < 100 ? 25 : 50;
+}
+
+static int walk_pci(imp *m, const cp_xml *x, const char *parent, double *up_gbs);
+
+/* <nic><net speed latency .../></nic>: one nic node per net. */
+static int add_nics(imp *m, const cp_xml *nic, const char *parent, double link_gbs)
+{
+    int k, rc;
+    for (k = 0; k < nic->nkid; k++) {
+        const cp_xml *net = nic->kid[k];
+        const char *sp = cp_xml_attr(net, "speed"), *lat = cp_xml_attr(net, "latency");
+        double gbs = sp ? strtod(sp, NULL) / 8000.0 : 0, l = lat ? strtod(lat, NULL) : 0;
+        char id[32];
+        json_t *extra = json_object();
+        if (strcmp(net->name, "net") != 0)
+            continue;
+        if (!(gbs > 0) || gbs > 1e4) {
+            gbs = m->o->net_gbs;
+            note(m, "a NIC without a speed was given --net-gbs");
+        }
+        if (!(l > 0) || l > 1e5) {
+            l = m->o->net_lat_us;
+            note(m, "NIC latency not in the file: --net-latency-us assumed");
+        }
+        snprintf(id, sizeof id, "nic%d", m->nnic++);
+        json_object_set_new(extra, "net_gbs", json_real(cp_round(gbs, 4)));
+        json_object_set_new(extra, "net_latency_us", json_real(l));
+        if ((rc = add_node(m, id, "nic", cp_xml_attr(net, "name"), extra)) ||
+            (rc = add_link(m, id, parent, "pcie", link_gbs, LAT_PCIE)))
+            return rc;
+    }
+    return CP_OK;
+}
+
+/* A GPU: record its busid for the NVLink pass. */
+static int add_gpu(imp *m, const cp_xml *pci, const cp_xml *g, const char *parent, double gbs)
+{
+    const char *dev = cp_xml_attr(pci, "device"), *sm = g ? cp_xml_attr(g, "sm") : NULL;
+    const char *model = NULL;
+    json_t *extra = json_object();
+    char id[32];
+    size_t k;
+    int rc;
+    for (k = 0; dev && k < sizeof gpus / sizeof gpus[0]; k++)
+        if (strcmp(dev, gpus[k].dev) == 0) {
+            model = gpus[k].model;
+            json_object_set_new(extra, "tflops", json_real(gpus[k].tflops));
+        }
+    snprintf(id, sizeof id, "gpu%d", m->ngpu++);
+    if ((rc = add_node(m, id, "gpu", model, extra)) ||
+        (rc = add_link(m, id, parent, "pcie", gbs, LAT_PCIE)))
+        return rc;
+    if (m->nbus >= MAX_BUS)
+        return fail_at(m, pci, "more than %s GPUs and NVLink targets", "1024");
+    m->bus[m->nbus] = (char *)cp_xml_attr(pci, "busid");
+    m->bus_id[m->nbus] = strdup(id);
+    m->bus_sm[m->nbus] = sm ? atoi(sm) : (model && strstr(model, "P100") ? 60 : 80);
+    m->bus_gpu[m->nbus] = g;
+    if (!m->bus_id[m->nbus])
+        return cp_fail(m->e, CP_EINTERNAL, "out of memory");
+    m->nbus++;
+    return CP_OK;
+}
+
+static const cp_xml *child(const cp_xml *x, const char *name)
+{
+    int k;
+    for (k = 0; k < x->nkid; k++)
+        if (strcmp(x->kid[k]->name, name) == 0)
+            return x->kid[k];
+    return NULL;
+}
+
+/* The rate of the link above a pci element: its own, else (a virtual
+ * bridge) the best of its children's, else Gen4 x16. */
+static double link_rate(imp *m, const cp_xml *x, double kids_best)
+{
+    double g = pcie_gbs(x);
+    const char *sp = cp_xml_attr(x, "link_speed");
+    double speed = sp ? strtod(sp, NULL) : 0;
+    if (g > 0)
+        return g;
+    if (kids_best <= 0 && speed > 2.5 && speed <= 256) {
+        note(m, "PCIe endpoints with a speed but no width are taken as x16");
+        return 16 * speed * 3.0 / 32.0;
+    }
+    if (kids_best > 0) {
+        note(m, "virtual PCIe bridges (2.5 GT/s x1 or width 0) take their children's rate");
+        return kids_best;
+    }
+    note(m, "PCIe links without a usable speed and width are taken as Gen4 x16 (24 GB/s)");
+    return PCIE_UNKNOWN_GBS;
+}
+
+static int walk_switch(imp *m, const cp_xml *x, const char *parent, double *up_gbs)
+{
+    char id[32];
+    double best = 0;
+    int k, rc, link;
+    snprintf(id, sizeof id, "sw%d", m->nsw++);
+    if ((rc = add_node(m, id, "pcie_switch", NULL, NULL)))
+        return rc;
+    link = (int)json_array_size(m->links);
+    if ((rc = add_link(m, id, parent, "pcie", 0, LAT_PCIE)))
+        return rc;
+    for (k = 0; k < x->nkid; k++) {
+        double g = 0;
+        if (strcmp(x->kid[k]->name, "pci") == 0 && (rc = walk_pci(m, x->kid[k], id, &g)))
+            return rc;
+        if (g > best)
+            best = g;
+    }
+    *up_gbs = link_rate(m, x, best);
+    /* the uplink was added before the children knew their rates */
+    json_object_set_new(json_array_get(m->links, (size_t)link), "gbs",
+                        json_real(cp_round(*up_gbs, 4)));
+    return CP_OK;
+}
+
+/* One <pci> element below `parent`. */
+static int walk_pci(imp *m, const cp_xml *x, const char *parent, double *up_gbs)
+{
+    const char *cls = cp_xml_attr(x, "class"), *vendor = cp_xml_attr(x, "vendor");
+    const cp_xml *g = child(x, "gpu"), *nic = child(x, "nic");
+    *up_gbs = 0;
+    if (starts(cls, "0x0604"))
+        return walk_switch(m, x, parent, up_gbs);
+    if (g || ((starts(cls, "0x0302") || starts(cls, "0x0300")) &&
+              (!vendor || strcmp(vendor, "0x10de") == 0))) {
+        *up_gbs = link_rate(m, x, 0);
+        return add_gpu(m, x, g, parent, *up_gbs);
+    }
+    if (nic) {
+        *up_gbs = link_rate(m, x, 0);
+        return add_nics(m, nic, parent, *up_gbs);
+    }
+    if (starts(cls, "0x0200") || starts(cls, "0x0207")) {
+        char id[32];
+        json_t *extra = json_object();
+        int rc;
+        *up_gbs = link_rate(m, x, 0);
+        snprintf(id, sizeof id, "nic%d", m->nnic++);
+        json_object_set_new(extra, "net_gbs", json_real(m->o->net_gbs));
+        json_object_set_new(extra, "net_latency_us", json_real(m->o->net_lat_us));
+        note(m, "NICs listed only by PCI class were given --net-gbs and --net-latency-us");
+        if ((rc = add_node(m, id, "nic", NULL, extra)))
+            return rc;
+        return add_link(m, id, parent, "pcie", *up_gbs, LAT_PCIE);
+    }
+    note(m, "PCI devices that are neither bridges, GPUs nor NICs were left out");
+    return CP_OK;
+}
+
+/* NCCL's socket-link bandwidth (src/graph/topo.h): Intel Broadwell 6,
+ * Skylake and later 10, Sapphire Rapids 22, Emerald Rapids 40; AMD 16. */
+static double socket_gbs(const cp_xml *cpu)
+{
+    const char *vendor = cp_xml_attr(cpu, "vendor"), *model = cp_xml_attr(cpu, "modelid");
+    int mid = model ? atoi(model) : 0;
+    if (vendor && strstr(vendor, "AMD"))
+        return 16;
+    if (mid == 79 || mid == 86)
+        return 6;
+    if (mid == 143)
+        return 22;
+    if (mid == 207)
+        return 40;
+    return 10;
+}
+
+static int walk_cpus(imp *m, const cp_xml *sys)
+{
+    int k, j, rc;
+    double sock = 10;
+    for (k = 0; k < sys->nkid; k++) {
+        const cp_xml *cpu = sys->kid[k];
+        char id[32];
+        if (strcmp(cpu->name, "cpu") != 0)
+            continue;
+        snprintf(id, sizeof id, "cpu%d", m->ncpu++);
+        sock = socket_gbs(cpu);
+        if ((rc = add_node(m, id, "cpu", cp_xml_attr(cpu, "vendor"), NULL)))
+            return rc;
+        for (j = 0; j < cpu->nkid; j++) {
+            const cp_xml *x = cpu->kid[j];
+            double g;
+            if (strcmp(x->name, "pci") == 0)
+                rc = walk_pci(m, x, id, &g);
+            else if (strcmp(x->name, "nic") == 0) {
+                note(m, "NICs attached straight to a CPU were given a Gen4 x16 link (24 GB/s)");
+                rc = add_nics(m, x, id, PCIE_UNKNOWN_GBS);
+            } else
+                rc = CP_OK;
+            if (rc)
+                return rc;
+        }
+    }
+    if (m->ncpu == 0)
+        return fail_at(m, sys, "no <cpu> element in %s", "<system>");
+    for (k = 0; k < m->ncpu; k++)
+        for (j = k + 1; j < m->ncpu; j++) {
+            char a[32], b[32];
+            snprintf(a, sizeof a, "cpu%d", k);
+            snprintf(b, sizeof b, "cpu%d", j);
+            if ((rc = add_link(m, a, b, "socket", sock, LAT_SOCKET)))
+                return rc;
+        }
+    return CP_OK;
+}
+
+static int find_bus(const imp *m, const char *busid)
+{
+    int k;
+    for (k = 0; busid && k < m->nbus; k++)
+        if (m->bus[k] && strcasecmp(m->bus[k], busid) == 0)
+            return k;
+    return -1;
+}
+
+/* NVLinks, once every GPU is known: to a GPU, or to an NVSwitch per
+ * distinct target. */
+static int walk_nvlinks(imp *m)
+{
+    int g, k, rc, ngpubus = m->nbus, any = 0;
+    for (g = 0; g < ngpubus; g++) {
+        const cp_xml *gx = m->bus_gpu[g];
+        for (k = 0; gx && k < gx->nkid; k++) {
+            const cp_xml *nv = gx->kid[k];
+            const char *target = cp_xml_attr(nv, "target"), *count = cp_xml_attr(nv, "count");
+            int t, c = count ? atoi(count) : 1;
+            double gbs;
+            if (strcmp(nv->name, "nvlink") != 0)
+                continue;
+            if (c < 1 || c > 64)
+                return fail_at(m, nv, "nvlink count %s: expected 1 to 64", count ? count : "?");
+            gbs = c * nvlink_per_link(m->bus_sm[g]);
+            t = find_bus(m, target);
+            if (t == g || (target && m->bus[g] && strcasecmp(target, m->bus[g]) == 0)) {
+                note(m, "an NVLink from a GPU to itself (a vendor tuning hack) was dropped");
+                continue;
+            }
+            any = 1;
+            if (t >= 0 && t < ngpubus) { /* GPU to GPU: add once, from the lower index */
+                if (t > g && (rc = add_link(m, m->bus_id[g], m->bus_id[t], "nvlink", gbs,
+                                            LAT_NVLINK)))
+                    return rc;
+                continue;
+            }
+            if (t < 0) { /* a new NVSwitch */
+                char id[32];
+                if (m->nbus >= MAX_BUS)
+                    return fail_at(m, nv, "more than %s NVLink targets", "1024");
+                snprintf(id, sizeof id, "nvsw%d", m->nnvsw++);
+                if ((rc = add_node(m, id, "nvswitch", NULL, NULL)))
+                    return rc;
+                m->bus[m->nbus] = (char *)target;
+                m->bus_id[m->nbus] = strdup(id);
+                if (!m->bus_id[m->nbus])
+                    return cp_fail(m->e, CP_EINTERNAL, "out of memory");
+                t = m->nbus++;
+            }
+            if ((rc = add_link(m, m->bus_id[g], m->bus_id[t], "nvlink", gbs, LAT_NVLINK)))
+                return rc;
+        }
+    }
+    if (!any && m->ngpu > 1)
+        note(m, "the file lists no NVLink (a hint file?): GPUs are joined by PCIe only; add "
+                "NVLinks by hand if the machine has them");
+    return CP_OK;
+}
+
+void cp_import_opts_default(cp_import_opts *o)
+{
+    o->name = NULL;
+    o->net_gbs = 12.5;   /* 100 Gb/s */
+    o->net_lat_us = 1.5; /* InfiniBand port to port through one switch */
+}
+
+/* "dir/aws-p4d-24xl-topo.xml" -> "aws-p4d-24xl-topo". */
+static void base_name(const char *path, char *out, size_t cap)
+{
+    const char *b = strrchr(path, '/');
+    char *dot;
+    snprintf(out, cap, "%s", b ? b + 1 : path);
+    dot = strrchr(out, '.');
+    if (dot && dot != out)
+        *dot = '\0';
+}
+
+int cp_import_nccl_topo(const char *path, const char *text, size_t len,
+                        const cp_import_opts *o, json_t **out, cp_err *e)
+{
+    cp_xml *root = NULL;
+    imp m;
+    int rc, k;
+    char name[256], full[1400];
+    *out = NULL;
+    memset(&m, 0, sizeof m);
+    m.path = path;
+    m.o = o;
+    m.e = e;
+    if ((rc = cp_xml_parse(path, text, len, &root, e)))
+        return rc;
+    if (strcmp(root->name, "system") != 0) {
+        rc = fail_at(&m, root, "expected an NCCL topology (<system>), found <%s>", root->name);
+        cp_xml_free(root);
+        return rc;
+    }
+    m.nodes = json_array();
+    m.links = json_array();
+    rc = walk_cpus(&m, root);
+    if (rc == CP_OK)
+        rc = walk_nvlinks(&m);
+    if (rc == CP_OK && m.ngpu == 0)
+        rc = fail_at(&m, root, "no GPU found in %s (no <gpu> and no PCI display class)", path);
+    if (rc == CP_OK) {
+        json_t *t = json_object();
+        if (o->name)
+            snprintf(name, sizeof name, "%s", o->name);
+        else
+            base_name(path, name, sizeof name);
+        snprintf(full, sizeof full, "imported from %s by coarse-plan import nccl-topo (docs/"
+                 "import.md)%s%s", path, m.notes[0] ? ". Assumed: " : "", m.notes);
+        json_object_set_new(t, "name", json_string(name));
+        json_object_set_new(t, "note", json_string(full));
+        json_object_set_new(t, "nodes", m.nodes);
+        json_object_set_new(t, "links", m.links);
+        *out = t;
+    } else {
+        json_decref(m.nodes);
+        json_decref(m.links);
+    }
+    for (k = 0; k < m.nbus; k++)
+        free(m.bus_id[k]);
+    cp_xml_free(root);
+    return rc;
+}

@@ -1,0 +1,214 @@
+/*
+ * test_import.c - the XML reader and the NCCL topology importer, on small
+ * hand-written files (expected values derived beside each assertion) and on
+ * the reference dumps when they are present.
+ */
+#include "testutil.h"
+
+#include "import/nccl_topo.h"
+#include "import/xml.h"
+#include "core/fileio.h"
+#include "load/load.h"
+
+static void test_xml_basics(void **state)
+{
+    const char *text = "<?xml version=\"1.0\"?>\n<!-- a comment -->\n<a x='1 &amp; 2'>\n"
+                       "  <b y=\"&lt;3\"/>\n  text is ignored\n  <c><d/></c>\n</a>\n";
+    cp_xml *root;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_xml_parse("t.xml", text, strlen(text), &root, &e), CP_OK);
+    assert_string_equal(root->name, "a");
+    assert_string_equal(cp_xml_attr(root, "x"), "1 & 2");
+    assert_int_equal(root->nkid, 2);
+    assert_string_equal(cp_xml_attr(root->kid[0], "y"), "<3");
+    assert_int_equal(root->kid[0]->line, 4); /* <b .../> is on line 4, column 3 */
+    assert_int_equal(root->kid[0]->col, 3);
+    assert_int_equal(root->kid[1]->nkid, 1);
+    assert_null(cp_xml_attr(root, "nope"));
+    cp_xml_free(root);
+}
+
+static void expect_xml_error(const char *text, const char *needle, int line)
+{
+    cp_xml *root;
+    cp_err e;
+    assert_int_equal(cp_xml_parse("t.xml", text, strlen(text), &root, &e), CP_EINPUT);
+    assert_null(root);
+    if (!strstr(e.msg, needle))
+        fail_msg("'%s' lacks '%s'", e.msg, needle);
+    assert_int_equal(e.line, line);
+}
+
+static void test_xml_errors(void **state)
+{
+    (void)state;
+    expect_xml_error("<a>\n<b>\n</a>", "end tag does not match", 3);
+    expect_xml_error("<a x=1/>", "quoted attribute value", 1);
+    expect_xml_error("<a>\n  <b/>", "missing end tag", 2);
+    expect_xml_error("<a/><b/>", "content after the root element", 1);
+    expect_xml_error("<a x='&bogus;'/>", "unknown entity", 1);
+    expect_xml_error("<!DOCTYPE a><a/>", "DTDs", 1);
+    expect_xml_error("", "no element", 1);
+}
+
+/* Two Intel Skylake sockets (modelid 85: NCCL charges 10 GB/s), a Gen4 x16
+ * switch (16 x 16 GT/s x 3/32 = 24 GB/s) under socket 0 with two A100s
+ * (sm 80) and a 200 Gb/s NIC (200000 Mb/s / 8000 = 25 GB/s), the GPUs
+ * joined by 12 NVLinks (12 x 25 = 300 GB/s), and GPU 1 listing an NVLink to
+ * itself, which must be dropped. */
+static const char small[] =
+    "<system version=\"1\">\n"
+    " <cpu numaid=\"0\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\">\n"
+    "  <pci busid=\"0000:01:00.0\" class=\"0x060400\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+    "   <pci busid=\"0000:02:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x20b0\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+    "    <gpu dev=\"0\" sm=\"80\" rank=\"0\"><nvlink target=\"0000:03:00.0\" count=\"12\"/></gpu>\n"
+    "   </pci>\n"
+    "   <pci busid=\"0000:03:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x20b0\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+    "    <gpu dev=\"1\" sm=\"80\" rank=\"1\"><nvlink target=\"0000:02:00.0\" count=\"12\"/>"
+    "<nvlink target=\"0000:03:00.0\" count=\"12\"/></gpu>\n"
+    "   </pci>\n"
+    "   <pci busid=\"0000:04:00.0\" class=\"0x020700\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+    "    <nic><net name=\"mlx5_0\" dev=\"0\" speed=\"200000\" latency=\"0.000000\"/></nic>\n"
+    "   </pci>\n"
+    "  </pci>\n"
+    " </cpu>\n"
+    " <cpu numaid=\"1\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"85\"/>\n"
+    "</system>\n";
+
+/* The link between two node ids, or NULL. */
+static const json_t *link_between(const json_t *topo, const char *a, const char *b)
+{
+    size_t i;
+    const json_t *links = json_object_get(topo, "links");
+    for (i = 0; i < json_array_size(links); i++) {
+        const json_t *l = json_array_get(links, i);
+        const char *x = json_string_value(json_object_get(l, "a"));
+        const char *y = json_string_value(json_object_get(l, "b"));
+        if ((!strcmp(x, a) && !strcmp(y, b)) || (!strcmp(x, b) && !strcmp(y, a)))
+            return l;
+    }
+    return NULL;
+}
+
+static double gbs_of(const json_t *l)
+{
+    return json_number_value(json_object_get(l, "gbs"));
+}
+
+static void test_import_small(void **state)
+{
+    cp_import_opts o;
+    json_t *t;
+    cp_err e;
+    const json_t *l;
+    (void)state;
+    cp_import_opts_default(&o);
+    o.name = "small";
+    assert_int_equal(cp_import_nccl_topo("small.xml", small, strlen(small), &o, &t, &e), CP_OK);
+    assert_non_null(l = link_between(t, "gpu0", "gpu1"));
+    assert_near(gbs_of(l), 300, 1e-9);
+    assert_non_null(l = link_between(t, "sw0", "cpu0"));
+    assert_near(gbs_of(l), 24, 1e-9);
+    assert_non_null(l = link_between(t, "cpu0", "cpu1"));
+    assert_near(gbs_of(l), 10, 1e-9);
+    assert_non_null(l = link_between(t, "nic0", "sw0"));
+    assert_near(json_number_value(json_object_get(json_array_get(json_object_get(t, "nodes"), 4),
+                                                  "net_gbs")), 25, 1e-9);
+    assert_null(link_between(t, "gpu1", "gpu1"));
+    /* exactly one NVLink: gpu0 and gpu1 each list the other; added once */
+    {
+        size_t i, nv = 0;
+        const json_t *links = json_object_get(t, "links");
+        for (i = 0; i < json_array_size(links); i++)
+            nv += strcmp(json_string_value(json_object_get(json_array_get(links, i), "kind")),
+                         "nvlink") == 0;
+        assert_int_equal(nv, 1);
+    }
+    assert_non_null(strstr(json_string_value(json_object_get(t, "note")), "to itself"));
+    json_decref(t);
+}
+
+/* A bridge that reports 2.5 GT/s x1 (a hypervisor's virtual switch) takes
+ * its child's rate: a Gen5 x16 GPU, 16 x 32 x 3/32 = 48 GB/s. */
+static void test_virtual_bridge(void **state)
+{
+    static const char text[] =
+        "<system><cpu numaid=\"0\" vendor=\"AuthenticAMD\">"
+        "<pci busid=\"a\" class=\"0x060400\" link_speed=\"2.5 GT/s PCIe\" link_width=\"1\">"
+        "<pci busid=\"b\" class=\"0x030200\" vendor=\"0x10de\" link_speed=\"32.0 GT/s PCIe\" "
+        "link_width=\"16\"/></pci></cpu></system>";
+    cp_import_opts o;
+    json_t *t;
+    cp_err e;
+    (void)state;
+    cp_import_opts_default(&o);
+    assert_int_equal(cp_import_nccl_topo("v.xml", text, strlen(text), &o, &t, &e), CP_OK);
+    assert_near(gbs_of(link_between(t, "sw0", "cpu0")), 48, 1e-9);
+    assert_near(gbs_of(link_between(t, "gpu0", "sw0")), 48, 1e-9);
+    json_decref(t);
+}
+
+static void test_import_errors(void **state)
+{
+    cp_import_opts o;
+    json_t *t;
+    cp_err e;
+    const char *graph = "<graphs>\n</graphs>\n", *nogpu = "<system>\n<cpu numaid=\"0\"/>\n</system>";
+    (void)state;
+    cp_import_opts_default(&o);
+    assert_int_equal(cp_import_nccl_topo("g.xml", graph, strlen(graph), &o, &t, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "found <graphs>"));
+    assert_int_equal(cp_import_nccl_topo("n.xml", nogpu, strlen(nogpu), &o, &t, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "no GPU"));
+}
+
+/* The IBM Cloud H100 dump: 8 GPUs, each with NVLinks 5/5/4/4 to four
+ * NVSwitches: 18 links x 25 = 450 GB/s per GPU; 8 NICs at 200 Gb/s. */
+static void test_reference_dump(void **state)
+{
+    char *text;
+    size_t len, i;
+    cp_import_opts o;
+    json_t *t;
+    cp_err e;
+    double gpu0 = 0;
+    int nvsw = 0, nics = 0, gpus = 0;
+    const char *path = SHARED_DATA "/topologies/ibm-cloud-gx3d-8xh100-topo.xml";
+    (void)state;
+    if (!have_shared_data()) {
+        print_message("reference data absent: dump import not run\n");
+        return;
+    }
+    assert_int_equal(cp_read_file(path, &text, &len, &e), CP_OK);
+    cp_import_opts_default(&o);
+    assert_int_equal(cp_import_nccl_topo(path, text, len, &o, &t, &e), CP_OK);
+    for (i = 0; i < json_array_size(json_object_get(t, "nodes")); i++) {
+        const char *k = json_string_value(json_object_get(json_array_get(json_object_get(t, "nodes"), i), "kind"));
+        nvsw += !strcmp(k, "nvswitch");
+        nics += !strcmp(k, "nic");
+        gpus += !strcmp(k, "gpu");
+    }
+    for (i = 0; i < json_array_size(json_object_get(t, "links")); i++) {
+        const json_t *l = json_array_get(json_object_get(t, "links"), i);
+        if (!strcmp(json_string_value(json_object_get(l, "a")), "gpu0") &&
+            !strcmp(json_string_value(json_object_get(l, "kind")), "nvlink"))
+            gpu0 += gbs_of(l);
+    }
+    assert_int_equal(gpus, 8);
+    assert_int_equal(nvsw, 4);
+    assert_int_equal(nics, 8);
+    assert_near(gpu0, 450, 1e-9);
+    json_decref(t);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_xml_basics),    cmocka_unit_test(test_xml_errors),
+        cmocka_unit_test(test_import_small),  cmocka_unit_test(test_virtual_bridge),
+        cmocka_unit_test(test_import_errors), cmocka_unit_test(test_reference_dump),
+    };
+    return cmocka_run_group_tests_name("import", tests, NULL, NULL);
+}
