@@ -165,14 +165,14 @@ clean:
 # The fuzz build is clang with libFuzzer + ASan + UBSan in build/fuzz; the
 # ASan binary is the one `make asan` builds (build/asan, same flags).
 FUZZ_SECONDS       ?= 60
-FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_SMOKE_SECONDS ?= 4
 ROBUST_MUTANTS     ?= 400
 ROBUST_SMOKE       ?= 100
 HARD_FUZZ_CC       := clang
 HARD_FUZZ_DIR      := build/fuzz
 HARD_FUZZ_SAN      := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
                       -fno-omit-frame-pointer
-HARD_FUZZ_BIN      := $(patsubst %,$(HARD_FUZZ_DIR)/fuzz_%,model topo nccl plan)
+HARD_FUZZ_BIN      := $(patsubst %,$(HARD_FUZZ_DIR)/fuzz_%,model topo nccl plan ncclxml)
 HARD_ASAN_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 HARD_ASAN_ENV      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 HARD_MUTATE        := build/robust/mutate
@@ -186,9 +186,10 @@ deps-fuzz:
 
 # The project's objects, compiled by clang with the fuzzer's coverage hooks
 # and the sanitizers, in their own build directory; then one binary per target.
+# Warnings do not stop this build: clang's are errors in `make lint`.
 fuzz-build: deps-fuzz
 	@$(MAKE) --no-print-directory BUILD=$(HARD_FUZZ_DIR) CC=$(HARD_FUZZ_CC) OPT=-O1 \
-	    SAN="$(HARD_FUZZ_SAN)" $(HARD_FUZZ_DIR)/libcoarse.a
+	    SAN="$(HARD_FUZZ_SAN)" CFLAGS=-Wno-error $(HARD_FUZZ_DIR)/libcoarse.a
 	@$(MAKE) --no-print-directory $(HARD_FUZZ_BIN)
 
 $(HARD_FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(HARD_FUZZ_DIR)/libcoarse.a

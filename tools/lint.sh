@@ -18,7 +18,10 @@ set -u
 JOBS=${JOBS:-2}
 CLANG_TIDY=${CLANG_TIDY:-clang-tidy}
 CPPCHECK=${CPPCHECK:-cppcheck}
+# The compiler warnings of the Makefile, so that clang reports what gcc may not.
 FLAGS="-std=c11 -D_DEFAULT_SOURCE -Isrc -Iinclude -Itests/fuzz"
+FLAGS="$FLAGS -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes"
+FLAGS="$FLAGS -Wno-missing-field-initializers"
 BASELINE=tools/lint-baseline.txt
 for tool in "$CPPCHECK" "$CLANG_TIDY"; do
     command -v "$tool" >/dev/null || {

@@ -32,6 +32,10 @@
  * gbs x bw_eff (at least 1e-6 GB/s) far from underflow. */
 #define MIN_BW_EFF 1e-3
 
+/* No GPU computes slower than 1 GFLOP/s; below that the compute estimate
+ * (FLOPs / tflops) overflows to infinity. */
+#define MIN_TFLOPS 1e-3
+
 static const char *const top_keys[] = {"name", "nodes", "links", "calibration", NULL};
 static const char *const node_keys[] = {"id", "kind", "host", "model", "reduce_gbs",
                                         "mem_gbs", "capacity_gb", "net_gbs",
@@ -111,7 +115,7 @@ static int read_node(const cp_jdoc *d, cp_err *e, const json_t *obj, const char 
         (rc = get_bounded(d, e, obj, where, "net_latency_us", kind == CP_NIC ? CP_REQ : 0,
                           0, MAX_LAT_US, "a positive number (one-way network latency, us)",
                           &n->net_lat_us)) ||
-        (rc = get_bounded(d, e, obj, where, "tflops", 0, 0, 1e5,
+        (rc = get_bounded(d, e, obj, where, "tflops", 0, MIN_TFLOPS, 1e5,
                           "a positive number (peak dense FP32 TFLOP/s)", &n->tflops)))
         return rc;
     return check_node_caps(d, e, obj, where, n);

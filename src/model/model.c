@@ -113,7 +113,8 @@ cp_model *cp_model_repeat(const cp_model *m, int times)
     cp_model *r;
     int k, i;
     cp_err e;
-    if (times < 1 || (int64_t)m->ntensors * times > CP_MAX_TENSORS)
+    if (times < 1 || (int64_t)m->ntensors * times > CP_MAX_TENSORS ||
+        (int64_t)m->nlayers * times > CP_MAX_TENSORS)
         return NULL;
     r = calloc(1, sizeof *r);
     if (!r)

@@ -88,7 +88,9 @@ void cp_model_free(cp_model *m);
 int cp_model_finish(cp_model *m, cp_err *e);
 
 /* A deep copy of `m` with its tensor list repeated `times` times (layers
- * too, names suffixed "#k"): the scaling benchmark's synthetic model. */
+ * too, names suffixed "#k"): the scaling benchmark's synthetic model.  NULL
+ * when out of memory or when the copy would pass CP_MAX_TENSORS tensors or
+ * layers. */
 cp_model *cp_model_repeat(const cp_model *m, int times);
 
 #endif

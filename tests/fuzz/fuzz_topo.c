@@ -14,7 +14,10 @@
  * The collective build searches rings and solves packing LPs: about a
  * second on an 8-GPU NVSwitch machine under the sanitizers.  It runs only
  * on inputs of at most COLL_MAX_BYTES with at most COLL_MAX_GPUS GPUs per
- * host, so that the fuzzer keeps its speed on the loader.
+ * host, so that the fuzzer keeps its speed on the loader.  Those inputs also
+ * get `predict` with a small model (every strategy, compute estimated from
+ * the GPUs' tflops when they have them): every available prediction must be
+ * finite.
  */
 #include <jansson.h>
 #include <math.h>
@@ -23,6 +26,7 @@
 #include "cost/collective.h"
 #include "fuzz.h"
 #include "load/load.h"
+#include "predict/predict.h"
 
 #define COLL_MAX_BYTES 8192
 #define COLL_MAX_GPUS 8
@@ -105,6 +109,61 @@ static void collective(const cp_topo *t)
     cp_coll_free(&c);
 }
 
+/* Three layers with FLOPs and a batch, so that compute can be estimated
+ * from tflops; buckets of several sizes. */
+static const char small_model[] =
+    "{\"name\": \"fuzz-mlp\", \"dtype\": \"fp32\", \"compute\": {\"batch\": 8},"
+    " \"layers\": [{\"flops\": 2e9}, {\"flops\": 6e10}, {\"flops\": 2e4}],"
+    " \"tensors\": [{\"name\": \"a\", \"numel\": 1000000, \"layer\": 0},"
+    " {\"name\": \"b\", \"numel\": 30000000, \"layer\": 1},"
+    " {\"name\": \"c\", \"numel\": 10, \"layer\": 2}]}";
+
+static const cp_model *fuzz_model(void)
+{
+    static cp_model *m;
+    cp_jdoc d;
+    cp_err e;
+    if (m)
+        return m;
+    FUZZ_REQUIRE(cp_jdoc_load_text(&d, "fuzz-mlp", small_model, sizeof small_model - 1,
+                                   &e) == CP_OK);
+    FUZZ_REQUIRE(cp_model_load_doc(&d, &m, &e) == CP_OK);
+    cp_jdoc_free(&d);
+    return m;
+}
+
+static void predict(const cp_topo *t)
+{
+    const cp_model *m = fuzz_model();
+    cp_predict_opts o;
+    cp_predictor p;
+    cp_err e;
+    int s, rc;
+    cp_predict_opts_default(&o);
+    /* estimated from tflops when the GPUs have them, else "measured" */
+    o.compute_ms = t->nodes[t->gpus[0]].tflops > 0 ? 0 : 50;
+    cp_err_clear(&e);
+    rc = cp_predictor_init(&p, m, t, &o, &e);
+    fuzz_check_status(rc, &e);
+    if (rc)
+        return;
+    for (s = 0; s < CP_STRATEGIES; s++) {
+        cp_prediction out;
+        memset(&out, 0, sizeof out);
+        cp_err_clear(&e);
+        rc = cp_predict(&p, (cp_strategy)s, &o, 1, &out, &e);
+        fuzz_check_status(rc, &e);
+        if (rc == CP_OK && out.available) {
+            FUZZ_REQUIRE(isfinite(out.iteration_ms) && out.iteration_ms >= 0);
+            FUZZ_REQUIRE(isfinite(out.compute_ms) && out.compute_ms >= 0);
+            FUZZ_REQUIRE(isfinite(out.comm_ms) && out.comm_ms >= 0);
+            FUZZ_REQUIRE(isfinite(out.exposed_ms));
+        }
+        cp_prediction_free(&out);
+    }
+    cp_predictor_free(&p);
+}
+
 static void use_topo(const cp_topo *t, size_t size)
 {
     int small = size <= COLL_MAX_BYTES && t->ngpus <= COLL_MAX_GPUS;
@@ -115,8 +174,10 @@ static void use_topo(const cp_topo *t, size_t size)
     check_topo(copy);
     cp_topo_free(copy);
     print_topo(t);
-    if (small)
+    if (small) {
         collective(t);
+        predict(t);
+    }
     if (t->nhosts != 1 || cp_topo_count(t, CP_NIC) == 0)
         return;
     cp_err_clear(&e);

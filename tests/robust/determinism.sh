@@ -7,7 +7,9 @@
 # Usage: tests/robust/determinism.sh BIN_O2 BIN_O0    (repository root;
 # `make determinism` builds build/o0/coarse-plan and runs it).
 #
-# Every command below runs three times (O2, O2 again, O0); stdout, stderr
+# The plan, CSV and JSON outputs of issue 6 are among them (`plan -o -`
+# writes the plan file to standard output).  Every command below runs three
+# times (O2, O2 again, O0); stdout, stderr
 # and the exit status must be identical.  Commands that fail (a topology
 # without a NIC given --hosts) are compared too: errors must be stable.
 set -u
@@ -37,6 +39,20 @@ trap 'rm -rf "$tmp"' EXIT
     echo "collective -t topologies/aws-p3dn.json --hosts 16 -o allgather --json"
     echo "collective -t topologies/dgx-a100.json --hosts 8 -o reducescatter -a ring"
     echo "collective -t topologies/pcie-t4-cxl.json -o broadcast --dtype half -g 2"
+    for m in models/*.json; do
+        echo "predict -m $m -t topologies/dgx1-v100-cxl.json --json"
+    done
+    echo "predict -m models/gpt2.json -t topologies/dgx-a100.json --hosts 4 --csv"
+    echo "predict -m models/bert-large.json -t topologies/aws-p3dn.json --hosts 2 --timeline"
+    echo "predict -m models/resnet50.json -t topologies/hgx-h100.json --framework horovod --json"
+    echo "plan -m models/gpt2.json -t topologies/dgx1-v100-cxl.json -o -"
+    echo "plan -m models/bert-base.json -t topologies/pcie-t4-cxl.json --mode proxy -o -"
+    echo "plan -m models/resnet50.json -t topologies/dgx1-v100.json -o - --explain"
+    echo "compare -m models/resnet50.json,models/gpt2.json -t topologies/dgx1-v100.json,topologies/dgx1-v100-cxl.json -o -"
+    echo "import nccl-topo tests/data/good/ncclxml/two-gpus-nvlink.xml"
+    for x in ../shared/data/topologies/*.xml; do
+        [ -f "$x" ] && echo "import nccl-topo $x"
+    done
     if [ -d ../shared/data/nccl-tests ]; then
         echo "calibrate ../shared/data/nccl-tests/v100-sxm2-8gpu-hybridcubemesh_konnase.txt -t topologies/dgx1-v100.json --json"
         echo "calibrate ../shared/data/nccl-tests/aws-p3dn-2node-16xV100_efa.txt -t topologies/aws-p3dn.json --hosts 2"

@@ -2,7 +2,8 @@
 # mutate.sh - the robustness test of issue 6: mutated versions of a shipped
 # model and a shipped topology fed to the tool, which must answer every one
 # with exit 0 (still valid) or 2 (rejected with a message): never a signal,
-# never exit 1, never a sanitizer report, never a hang.
+# never exit 1, never a sanitizer report, never a hang, and never a NaN or
+# an infinity in what a successful run prints.
 #
 # Usage: tests/robust/mutate.sh [-n COUNT] [-s SEED]     (repository root)
 #   -n COUNT  mutants of each file (default 400; `make test` runs 100)
@@ -20,13 +21,16 @@
 # per run, default 60).
 set -u
 
-# The commands run on every mutant, one per line.  @M@ is the model file and
-# @T@ the topology file.  A command runs on each model mutant when it names
-# @M@ and on each topology mutant when it names @T@; the other file is the
-# unmutated original.
-CMDS='info -m @M@
+# The commands run on every mutant, one per line (the environment may
+# replace the list).  @M@ is the model file and @T@ the topology file.  A
+# command runs on each model mutant when it names @M@ and on each topology
+# mutant when it names @T@, with the other file unmutated; `predict`, which
+# names both, runs on both kinds.
+DEFAULT_CMDS='info -m @M@
 info -t @T@
-collective -t @T@ -b 1M -e 1M'
+collective -t @T@ -b 1M -e 1M
+predict -m @M@ -t @T@'
+CMDS=${CMDS:-$DEFAULT_CMDS}
 
 BIN=${BIN:-build/asan/coarse-plan}
 MUTATE=${MUTATE:-build/robust/mutate}
@@ -73,6 +77,9 @@ run() {
     esac
     if grep -q 'Sanitizer\|runtime error:' "$tmp/err"; then
         bad="$bad sanitizer report;"
+    fi
+    if [ "$status" = 0 ] && grep -qiw 'nan\|-nan\|inf\|-inf\|infinity' "$tmp/out"; then
+        bad="$bad printed a NaN or an infinity;"
     fi
     if [ -n "$bad" ]; then
         failed=$((failed + 1))
