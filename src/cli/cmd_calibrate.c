@@ -76,14 +76,14 @@ static int parse_opts(int argc, char **argv, opts *o)
                 return CP_EINPUT;
             break;
         case OPT_OP:
-            for (k = 0; k < CP_OPS && strcmp(optarg, cp_coll_op_name((cp_coll_op)k)); k++)
+            for (k = 0; k < CP_OPS && strcmp(optarg, cp_coll_op_name((cp_coll_op)k)) != 0; k++)
                 ;
             if (k == CP_OPS)
                 return cli_usage("calibrate", "--op: unknown operation '%s'", optarg);
             o->op = (cp_coll_op)k;
             break;
         case 'a':
-            for (k = 0; k < CP_ALGS && strcmp(optarg, cp_coll_alg_name((cp_coll_alg)k)); k++)
+            for (k = 0; k < CP_ALGS && strcmp(optarg, cp_coll_alg_name((cp_coll_alg)k)) != 0; k++)
                 ;
             if (k == CP_ALGS)
                 return cli_usage("calibrate", "-a: unknown algorithm '%s' (ring, tree, nvls, "
@@ -124,8 +124,9 @@ static json_t *calib_json(const cp_calib *c, const char *note)
         if (c->kind[k].bw_eff == 1 && c->kind[k].step_us == 0)
             continue;
         sub = json_object();
-        json_object_set_new(sub, "bw_eff", cli_real(c->kind[k].bw_eff, 4));
-        json_object_set_new(sub, "step_us", cli_real(c->kind[k].step_us, 4));
+        /* 6 decimals: bw_eff may be as small as 1e-3 (CP_MIN_BW_EFF) */
+        json_object_set_new(sub, "bw_eff", cli_real(c->kind[k].bw_eff, 6));
+        json_object_set_new(sub, "step_us", cli_real(c->kind[k].step_us, 6));
         json_object_set_new(o, cp_link_kind_name((cp_link_kind)k), sub);
     }
     return o;

@@ -236,8 +236,8 @@ static void explain_alg(const cp_coll *c, const opts *o, cp_coll_alg alg)
         printf("  %s: %d steps, latency %.2f us; %d channel%s carry %.3g bytes per byte at "
                "%.1f GB/s\n", ph->label, ph->steps, ph->lat_us, ph->nchannels,
                ph->nchannels == 1 ? "" : "s", ph->factor, ph->bw_gbs);
-        printf("    at %s: latency %.1f us + bandwidth %.1f us (%.0f%% bandwidth)\n",
-               o->maxb >= 1 << 20 ? "the largest size" : "the largest size", ph->lat_us, bwt,
+        printf("    at the largest size: latency %.1f us + bandwidth %.1f us (%.0f%% bandwidth)\n",
+               ph->lat_us, bwt,
                100 * bwt / (bwt + ph->lat_us + 1e-30));
         if (ph->nbind)
             printf("    binding links:\n");

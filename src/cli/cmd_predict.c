@@ -3,6 +3,7 @@
  * bucket timeline, and the bucket-size advisor.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -250,10 +251,14 @@ static int sweep(const opts *o, const cp_predictor *pr, cp_err *e)
     double caps[64], best = -1, best_ms = 0;
     int n = 0, i, j, rc;
     cp_strategy s = o->explicit_list ? o->list[0] : CP_S_AUTO;
-    double c;
-    for (c = 1.0 / 1024; c <= o->sweep_hi * (1 + 1e-12) && n < 62; c *= 2)
+    int p2;
+    for (p2 = -10; p2 <= 51 && n < 62; p2++) { /* 2^-10 .. 2^51 MiB: 1 KiB .. 2 EiB */
+        double c = ldexp(1.0, p2);
+        if (c > o->sweep_hi * (1 + 1e-12))
+            break;
         if (c >= o->sweep_lo * (1 - 1e-12))
             caps[n++] = c;
+    }
     if (25 >= o->sweep_lo && 25 <= o->sweep_hi)
         caps[n++] = 25;
     for (i = 1; i < n; i++) /* sort, so 25 sits in order */

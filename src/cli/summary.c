@@ -132,10 +132,14 @@ static int topo_bottlenecks(const cp_topo *t, FILE *f, cp_err *e)
     if (t->ngpus < 2)
         return CP_OK;
     fprintf(f, "slowest link on each GPU's best route to the others:\n");
+    if (t->rep_hosts > 1) /* copies of one host: host 0 says it all, in linear time */
+        fprintf(f, "  (host 0's GPUs; the other %d hosts are copies of it)\n", t->rep_hosts - 1);
     for (gi = 0; gi < t->ngpus; gi++) {
         cp_reach r;
-        int g = t->gpus[gi], worst = -1, arc, rc = cp_reach_from(t, g, &r, e);
-        if (rc)
+        int g = t->gpus[gi], worst = -1, arc, rc;
+        if (t->rep_hosts > 1 && t->nodes[g].host != 0)
+            continue;
+        if ((rc = cp_reach_from(t, g, &r, e)))
             return rc;
         for (hi = 0; hi < t->ngpus; hi++) {
             int h = t->gpus[hi];

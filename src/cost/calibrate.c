@@ -129,10 +129,20 @@ static int round_fit(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_col
     f->bw_clamped = t->calib.kind[bk].bw_eff > 1;
     if (f->bw_clamped)
         t->calib.kind[bk].bw_eff = 1;
+    /* The loader refuses what lies outside these bounds; refusing here keeps
+     * calibrate -o from writing a topology nothing can read. */
+    if (!(t->calib.kind[bk].bw_eff >= CP_MIN_BW_EFF))
+        return cp_fail(e, CP_EINPUT, "the table's large sizes run at %.3g of the %s links' "
+                                     "nominal bandwidth (under %g): is it from this machine?",
+                       t->calib.kind[bk].bw_eff, cp_link_kind_name(bk), CP_MIN_BW_EFF);
     lk->step_us += (Afit - A) / c;
     f->step_clamped = lk->step_us < 0;
     if (f->step_clamped)
         lk->step_us = 0;
+    if (!(lk->step_us <= CP_MAX_STEP_US))
+        return cp_fail(e, CP_EINPUT, "the table's small sizes need %.3g us per step over %s "
+                                     "links (over %g): is it from this machine?",
+                       lk->step_us, cp_link_kind_name(f->lat_kind), CP_MAX_STEP_US);
     return CP_OK;
 }
 

@@ -22,6 +22,18 @@
  * the rings NCCL would find, and the LP stays under ~20 ms (performance.md). */
 #define RING_BUDGET 5040
 
+/* Hops the ring search may try per pass.  When no ring closes (NVLink
+ * misses one GPU, say) the search would otherwise try every Hamiltonian path
+ * of the rest: 16 GPUs took minutes.  2^20 hops is ~10 ms and well beyond
+ * what the shipped hosts need (an 8-GPU host enumerates all 5,040 rings in
+ * ~14,000 hops; a 16-GPU NVSwitch host meets RING_BUDGET in ~80,000). */
+#define HOP_BUDGET (1L << 20)
+
+/* GPUs per host the collective model accepts: it keeps an n x n route table
+ * (~0.5 KB a route), 34 MB at 256.  The largest NVLink domain shipped as one
+ * host today is 72 GPUs. */
+#define MAX_GPUS_PER_HOST 256
+
 static const char *const op_names[CP_OPS] = {"allreduce", "reducescatter", "allgather",
                                              "broadcast"};
 static const char *const alg_names[CP_ALGS] = {"ring", "tree", "nvls", "hier", "ps"};
@@ -126,11 +138,16 @@ static int collect_gpus(build *b, const cp_topo *t)
         }
     }
     free(count);
+    if (t->nhosts < 1 || t->ngpus < t->nhosts)
+        return cp_fail(b->e, CP_EINPUT, "every host needs a GPU for a collective");
     b->n = t->ngpus / t->nhosts;
+    if (b->n > MAX_GPUS_PER_HOST)
+        return cp_fail(b->e, CP_EINPUT, "host 0 has %d GPUs: the collective model handles "
+                                        "at most %d per host", b->n, MAX_GPUS_PER_HOST);
     b->H = t->nhosts;
     b->N = t->ngpus;
     b->Hw = b->win->nhosts;
-    b->g = malloc((size_t)b->Hw * b->n * sizeof *b->g);
+    b->g = calloc((size_t)b->Hw * b->n + 1, sizeof *b->g);
     if (!b->g)
         return fail_oom(b);
     {
@@ -183,6 +200,7 @@ typedef struct dfs {
     int *order, *used, *nbr;  /* nbr: [n * n] ranks sorted by route width */
     int cap;
     int nvl_only;             /* only hops whose route is all NVLink */
+    long hops;                /* hops tried in this pass, against HOP_BUDGET */
 } dfs;
 
 /* A hop the search may take. */
@@ -212,7 +230,7 @@ static int search(dfs *d, int depth)
 {
     build *b = d->b;
     int k, cur = d->order[depth - 1];
-    if (b->nrings >= RING_BUDGET)
+    if (b->nrings >= RING_BUDGET || d->hops >= HOP_BUDGET)
         return 0;
     if (depth == b->n)
         return usable(d, cur, d->order[0]) ? push_ring(d) : 0;
@@ -220,6 +238,8 @@ static int search(dfs *d, int depth)
         int nx = d->nbr[cur * b->n + k];
         if (nx < 0 || d->used[nx] || !usable(d, cur, nx))
             continue;
+        if (++d->hops > HOP_BUDGET)
+            return 0;
         d->used[nx] = 1;
         d->order[depth] = nx;
         if (search(d, depth + 1))
@@ -245,19 +265,22 @@ static int find_rings(build *b)
 {
     dfs d;
     int i, k, n = b->n, rc = 0;
+    if (n < 1)
+        return CP_OK;
     memset(&d, 0, sizeof d);
     d.b = b;
     d.order = calloc((size_t)n, sizeof *d.order);
     d.used = calloc((size_t)n, sizeof *d.used);
-    d.nbr = malloc((size_t)n * n * sizeof *d.nbr);
+    d.nbr = malloc((size_t)n * (size_t)n * sizeof *d.nbr);
     if (!d.order || !d.used || !d.nbr)
         rc = -1;
     for (i = 0; rc == 0 && i < n; i++) {
+        int *row = d.nbr + (size_t)i * (size_t)n;
         for (k = 0; k < n; k++)
-            d.nbr[i * n + k] = k;
+            row[k] = k;
         sort_ctx = b;
         sort_from = i;
-        qsort(d.nbr + i * n, (size_t)n, sizeof *d.nbr, cmp_width);
+        qsort(row, (size_t)n, sizeof *row, cmp_width);
     }
     /* NCCL's rule: rings stay on NVLink when NVLink alone can close one;
      * only otherwise do PCIe, socket or network hops enter. */
@@ -265,6 +288,7 @@ static int find_rings(build *b)
         memset(d.used, 0, (size_t)n * sizeof *d.used);
         d.order[0] = 0;
         d.used[0] = 1;
+        d.hops = 0;
         rc = search(&d, 1);
     }
     free(d.order);
@@ -379,12 +403,13 @@ static void chain_of(const build *b, const int *order, int j, int *chain)
         chain[k] = order[(j + 1 + k) % b->n];
 }
 
-/* Latency of walking a chain one way on host 0. */
-static double chain_lat(const build *b, const int *chain)
+/* Latency of walking a chain of n ranks one way on host 0 (n is the
+ * caller's b->n, passed so the chain's length is read once). */
+static double chain_lat(const build *b, const int *chain, int n)
 {
     int k;
     double lat = 0;
-    for (k = 0; k + 1 < b->n; k++)
+    for (k = 0; k + 1 < n; k++)
         lat += cp_route_hop_us(R0(b, chain[k], chain[k + 1]));
     return lat;
 }
@@ -462,7 +487,9 @@ static int pack_intra(build *b)
     for (i = 0; i < b->nrings; i++)
         if ((rc = ring_pattern(b, b->rings + (size_t)i * b->n, &b->ringpat[i])))
             return rc;
-    rc = cp_pack(b->win, b->ringpat, b->nrings, &b->intra, b->e);
+    /* b->ringpat is build_free's on every path; the analyzer loses track of
+     * it across this call into another file and reports a leak. */
+    rc = cp_pack(b->win, b->ringpat, b->nrings, &b->intra, b->e); /* NOLINT(clang-analyzer-unix.Malloc) */
     if (rc)
         return rc;
     b->intra_lat = 0;
@@ -513,7 +540,7 @@ static double tree_load(build *b, const int *chain, int a, double net)
         if (up < 0 || add_inter(b, 1, chain[0], a, 0, chain[0], a, net) < 0)
             return -1;
     }
-    return 2 * (chain_lat(b, chain) + depth * up); /* eq. C6 */
+    return 2 * (chain_lat(b, chain, n) + depth * up); /* eq. C6 */
 }
 
 /* Chain patterns for the tree: every used one-host ring cut at every hop,
@@ -612,7 +639,7 @@ static double ring_load(build *b, const int *chain, int a, int c)
         if (h == 0)
             inter = x;
     }
-    return b->H * (chain_lat(b, chain) + inter);
+    return b->H * (chain_lat(b, chain, n) + inter);
 }
 
 /* Flat ring across hosts: each used one-host ring cut at each hop becomes a
@@ -766,8 +793,13 @@ static int nvls_limits(build *b, double *bw_reduce, double *bw_bcast, double *ho
     free(share_sum);
     bind->bind_arc = malloc(sizeof *bind->bind_arc);
     bind->bind_dual = malloc(sizeof *bind->bind_dual);
-    if (!bind->bind_arc || !bind->bind_dual)
+    if (!bind->bind_arc || !bind->bind_dual) {
+        free(bind->bind_arc);
+        free(bind->bind_dual);
+        bind->bind_arc = NULL;
+        bind->bind_dual = NULL;
         return -1;
+    }
     bind->nbind = 1;
     bind->bind_arc[0] = arcbind;
     bind->bind_dual[0] = 1;
@@ -965,7 +997,7 @@ static int make_window(build *b, const cp_topo *t)
 int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e)
 {
     build b;
-    int rc;
+    int rc, several;
     memset(c, 0, sizeof *c);
     memset(&b, 0, sizeof b);
     c->topo = t;
@@ -982,18 +1014,19 @@ int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e)
     if ((rc = make_window(&b, t)) || (rc = collect_gpus(&b, t)))
         goto done;
     c->per_host = b.n;
+    several = b.n >= 2; /* read once: no step below changes b.n */
     b.load = calloc((size_t)2 * b.win->nlinks + 1, sizeof *b.load);
     if (!b.load) {
         rc = fail_oom(&b);
         goto done;
     }
-    if (b.n >= 2) {
+    if (several) {
         if ((rc = build_routes(&b)) || (rc = find_rings(&b)))
             goto done;
     }
     if ((rc = find_near_nics(&b)))
         goto done;
-    if (b.n >= 2) {
+    if (several) {
         c->ring_candidates = b.nrings;
         if (b.nrings == 0) {
             rc = cp_fail(e, CP_EINPUT, "no ring of GPU-to-GPU routes covers the %d GPUs of "
@@ -1007,7 +1040,7 @@ int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e)
         one_host_ring(&b);
     else if ((rc = multi_host_ring(&b)))
         goto done;
-    if (b.n >= 2 && (rc = tree_alg(&b)))
+    if (several && (rc = tree_alg(&b)))
         goto done;
     if ((rc = nvls_and_hier(&b)))
         goto done;

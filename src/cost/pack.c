@@ -135,6 +135,7 @@ static int collect_binding(const cp_topo *t, const cp_lp *lp, const int *row_of,
     out->bind_dual = malloc((size_t)(cp_lp_nrows(lp) + 1) * sizeof *out->bind_dual);
     if (!out->bind_arc || !out->bind_dual)
         return CP_EINTERNAL;
+    out->nbind = 0;
     for (a = 0; a < narcs; a++) {
         double d;
         if (row_of[a] < 0)

@@ -153,6 +153,10 @@ static int attributes(rd *r, cp_xml *x)
         if (!(k = take_name(r)))
             return fail(r, "expected an attribute name", x->name);
         x->key[x->nattr] = k;
+        if (cp_xml_attr(x, k)) { /* XML 1.0 3.1: an attribute name appears once */
+            x->val[x->nattr++] = NULL;
+            return fail(r, "repeated attribute", k);
+        }
         while (r->i < r->n && is_space(r->s[r->i]))
             adv(r, 1);
         if (r->i >= r->n || r->s[r->i] != '=') {
@@ -171,6 +175,8 @@ static int attributes(rd *r, cp_xml *x)
 
 static int add_kid(rd *r, cp_xml *x, cp_xml *kid)
 {
+    /* p is a cp_xml **: the size of one pointer is what is meant */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression) */
     cp_xml **p = realloc(x->kid, (size_t)(x->nkid + 1) * sizeof *p);
     if (!p) {
         cp_xml_free(kid);

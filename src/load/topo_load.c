@@ -30,7 +30,7 @@
 /* A collective achieving under 0.1% of the nominal bandwidth means the
  * calibration was fitted to the wrong machine; the floor also keeps
  * gbs x bw_eff (at least 1e-6 GB/s) far from underflow. */
-#define MIN_BW_EFF 1e-3
+#define MIN_BW_EFF CP_MIN_BW_EFF
 
 /* No GPU computes slower than 1 GFLOP/s; below that the compute estimate
  * (FLOPs / tflops) overflows to infinity. */

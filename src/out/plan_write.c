@@ -168,40 +168,48 @@ json_t *cp_plan_to_json(const cp_plan *p, const cp_plan_inputs *in)
     return root;
 }
 
+/* Append op `order` to participant `part`'s row of the pool (rows of
+ * nops + 1). */
+static void append(int *pool, int nops, int *len, int part, int order)
+{
+    pool[(size_t)part * ((size_t)nops + 1) + (size_t)len[part]++] = order;
+}
+
 int cp_plan_check_waits(const cp_plan *p, cp_err *e)
 {
     const cp_topo *t = p->topo;
-    int nparts = t->ngpus + t->nnodes, nops = 0, bi, k, q, rc;
-    int **seq = calloc((size_t)nparts, sizeof *seq), *len = calloc((size_t)nparts, sizeof *len);
-    if (!seq || !len) {
-        free(seq);
-        free(len);
-        return cp_fail(e, CP_EINTERNAL, "out of memory");
-    }
+    int nparts = t->ngpus + t->nnodes, nops = 0, bi, k, q, rc = CP_OK;
+    int **seq, *len, *pool;
     for (bi = 0; bi < p->nb; bi++)
         nops += p->b[bi].nroutes;
-    rc = CP_OK;
-    for (k = 0; k < nparts && rc == CP_OK; k++)
-        if (!(seq[k] = malloc((size_t)(nops + 1) * sizeof **seq)))
-            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+    /* one block of nparts rows of nops + 1: row k is participant k's sequence */
+    seq = calloc((size_t)nparts + 1, sizeof *seq);
+    len = calloc((size_t)nparts + 1, sizeof *len);
+    pool = malloc(((size_t)nparts + 1) * ((size_t)nops + 1) * sizeof *pool);
+    if (!seq || !len || !pool) {
+        free(seq);
+        free(len);
+        free(pool);
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
     /* every GPU takes part in every route; a proxy or socket in the routes
      * that name it (participant ngpus + node id) */
-    for (bi = 0; bi < p->nb && rc == CP_OK; bi++)
+    for (bi = 0; bi < p->nb; bi++)
         for (k = 0; k < p->b[bi].nroutes; k++) {
             const cp_plan_route *r = &p->b[bi].routes[k];
             const cp_family *f = &p->fams.f[r->fam];
             for (q = 0; q < t->ngpus; q++)
-                seq[q][len[q]++] = r->order;
+                append(pool, nops, len, q, r->order);
             if (r->dev >= 0)
-                seq[t->ngpus + r->dev][len[t->ngpus + r->dev]++] = r->order;
+                append(pool, nops, len, t->ngpus + r->dev, r->order);
             else if (r->fam != CP_FAM_ALLREDUCE)
                 for (q = 0; q < f->ndev; q++)
-                    seq[t->ngpus + f->dev[q]][len[t->ngpus + f->dev[q]]++] = r->order;
+                    append(pool, nops, len, t->ngpus + f->dev[q], r->order);
         }
-    if (rc == CP_OK)
-        rc = cp_check_waits(nparts, (const int *const *)seq, len, nops, NULL, e);
     for (k = 0; k < nparts; k++)
-        free(seq[k]);
+        seq[k] = pool + (size_t)k * ((size_t)nops + 1);
+    rc = cp_check_waits(nparts, (const int *const *)seq, len, nops, NULL, e);
+    free(pool);
     free(seq);
     free(len);
     return rc;

@@ -48,15 +48,18 @@ static double nice_step(double top)
 
 int cp_svg_bars(const cp_bars *c, FILE *f)
 {
-    double top = c->ref, step, y;
-    int i, s, slot, width;
-    for (i = 0; i < c->ncat * c->nser; i++)
-        if (c->val[i] > top)
+    double top = isfinite(c->ref) && c->ref > 0 ? c->ref : 0, step;
+    int i, s, slot, width, nticks;
+    for (i = 0; i < c->ncat * c->nser; i++) /* a NaN or infinity is not drawn */
+        if (isfinite(c->val[i]) && c->val[i] > top)
             top = c->val[i];
-    step = nice_step(top);
-    top = ceil(top / step - 1e-9) * step;
-    if (top <= 0)
+    if (!(top > 0) || !isfinite(top))
         top = 1;
+    step = nice_step(top);
+    nticks = (int)ceil(top / step - 1e-9); /* at most 6 (nice_step); an integer bounds the grid */
+    if (nticks < 1)
+        nticks = 1;
+    top = nticks * step;
     slot = c->nser * 12 + 12;
     if (slot < SLOT_MIN)
         slot = SLOT_MIN;
@@ -76,8 +79,8 @@ int cp_svg_bars(const cp_bars *c, FILE *f)
         put_text(f, c->ser[s]);
         fputs("</text>\n", f);
     }
-    for (y = 0; y <= top + 1e-9; y += step) { /* y grid and labels */
-        double py = H_TOP + H_PLOT - y / top * H_PLOT;
+    for (i = 0; i <= nticks; i++) { /* y grid and labels */
+        double y = i * step, py = H_TOP + H_PLOT - y / top * H_PLOT;
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
                 W_MARGIN, py, width - 20, py, W_MARGIN - 6, py + 4, y);
@@ -90,7 +93,7 @@ int cp_svg_bars(const cp_bars *c, FILE *f)
         int x0 = W_MARGIN + i * slot + 6;
         for (s = 0; s < c->nser; s++) {
             double v = c->val[i * c->nser + s], h;
-            if (v < 0)
+            if (!(v >= 0) || !isfinite(v))
                 continue;
             h = v / top * H_PLOT;
             fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"10\" height=\"%.1f\" fill=\"%s\">"

@@ -111,6 +111,10 @@ static int read_tensor(cpl_plan *p, const json_t *o, const char *where, int64_t 
         return cp_jdoc_fail(&p->doc, e, o, "offset", where,
                             "tensor starts at byte %lld; the previous one ended at %lld "
                             "(tensors must tile the bucket)", (long long)offset, (long long)*off);
+    if (bytes > INT64_MAX - *off)
+        return cp_jdoc_fail(&p->doc, e, o, "bytes", where,
+                            "tensor ends past byte 2^63 - 1 (%lld + %lld)", (long long)offset,
+                            (long long)bytes);
     t->offset = offset;
     t->bytes = bytes;
     *off += bytes;
@@ -143,6 +147,10 @@ static int read_route(cpl_plan *p, const json_t *o, const char *where, int64_t *
         return cp_jdoc_fail(&p->doc, e, o, "offset", where,
                             "route starts at byte %lld; the previous one ended at %lld "
                             "(routes must tile the bucket)", (long long)offset, (long long)*off);
+    if (bytes > INT64_MAX - *off)
+        return cp_jdoc_fail(&p->doc, e, o, "bytes", where,
+                            "route ends past byte 2^63 - 1 (%lld + %lld)", (long long)offset,
+                            (long long)bytes);
     if (shards > bytes)
         return cp_jdoc_fail(&p->doc, e, o, "shards", where, "%lld shards of %lld bytes",
                             (long long)shards, (long long)bytes);

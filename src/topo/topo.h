@@ -59,6 +59,12 @@ typedef struct cp_link {
 /* Per link-kind calibration from measured collectives (docs/calibration.md):
  * what fraction of the nominal bandwidth a collective achieves, and the
  * software latency each step across such a link adds. */
+/* Bounds a calibration must respect, shared by the loader and the fit: a
+ * collective achieving under 0.1% of nominal bandwidth was fitted to the
+ * wrong machine, and no software step takes a second. */
+#define CP_MIN_BW_EFF 1e-3
+#define CP_MAX_STEP_US 1e6
+
 typedef struct cp_calib_kind {
     double bw_eff;      /* achieved / nominal bandwidth, (0, 1]; 1 when uncalibrated */
     double step_us;     /* extra latency per algorithm step over this link kind, us */

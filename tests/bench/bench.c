@@ -20,6 +20,7 @@
 #include "core/units.h"
 #include "cost/collective.h"
 #include "load/load.h"
+#include "plan/plan_predict.h"
 #include "plan/planner.h"
 #include "predict/predict.h"
 
@@ -145,6 +146,38 @@ static void row_sweep(const char *arg, char *res, size_t cap)
     cp_topo_free(t);
 }
 
+/* `predict` of gpt2 with every strategy on dgx1-v100-cxl x `arg` hosts: what
+ * the command line does, machine model built once. */
+static void row_predict_hosts(const char *arg, char *res, size_t cap)
+{
+    cp_model *m;
+    cp_topo *t;
+    cp_err e;
+    cp_predictor pr;
+    cp_predict_opts o;
+    int s, avail = 0;
+    double t0 = cp_now_s();
+    if (cp_model_load("models/gpt2.json", &m, &e) ||
+        cp_topo_load_hosts("topologies/dgx1-v100-cxl.json", atoi(arg), &t, &e))
+        die("load", &e);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 100;
+    if (cp_predictor_init(&pr, m, t, &o, &e))
+        die("predict", &e);
+    for (s = 0; s < CP_STRATEGIES; s++) {
+        cp_prediction p;
+        if (cp_predict_any(&pr, (cp_strategy)s, &o, 0, 0, &p, &e))
+            die("predict", &e);
+        avail += p.available;
+        cp_prediction_free(&p);
+    }
+    snprintf(res, cap, "%.3f s for load + model + %d strategies (%d available) on %d GPUs",
+             cp_now_s() - t0, CP_STRATEGIES, avail, t->ngpus);
+    cp_predictor_free(&pr);
+    cp_model_free(m);
+    cp_topo_free(t);
+}
+
 /* Plan gpt2 repeated `arg` times on dgx1-v100-cxl. */
 static void row_plan(const char *arg, char *res, size_t cap)
 {
@@ -187,6 +220,8 @@ static const row rows[] = {
     {"load topologies/hgx-h100.json", row_load, "topologies/hgx-h100.json"},
     {"predict bert-large on dgx1-v100", row_predict, ""},
     {"collective sweep hgx-h100 --hosts 128", row_sweep, ""},
+    {"predict gpt2 dgx1-v100-cxl --hosts 32", row_predict_hosts, "32"},
+    {"predict gpt2 dgx1-v100-cxl --hosts 128", row_predict_hosts, "128"},
     {"plan gpt2 on dgx1-v100-cxl", row_plan, "1"},
     {"plan gpt2 x10 on dgx1-v100-cxl", row_plan, "10"},
     {"plan gpt2 x100 on dgx1-v100-cxl", row_plan, "100"},

@@ -58,17 +58,12 @@ static void test_parse_errors(void **state)
     drop_temp(p);
 }
 
-/* A 4-GPU NVLink square (25 GB/s links, 1 us hops): ring B = 50 x bw_eff,
- * L = 4 x (1 + step_us).  Generate T(S) = 1.5 L + 1.5 S / (B x 1e3) with
- * bw_eff 0.5 and step_us 2, i.e. T = 18 + 1.5 S / 25e3, and fit. */
-static void test_fit_recovers_parameters(void **state)
+/* A 4-GPU NVLink square (25 GB/s links, 1 us hops), uncalibrated. */
+static cp_topo *square(void)
 {
     cp_topo *t = cp_topo_new("square");
-    cp_nccl_table tab;
-    cp_fit fit;
     cp_err e;
     int i, g[4];
-    (void)state;
     for (i = 0; i < 4; i++) {
         char id[16];
         snprintf(id, sizeof id, "g%d", i);
@@ -77,14 +72,37 @@ static void test_fit_recovers_parameters(void **state)
     for (i = 0; i < 4; i++)
         cp_topo_add_link(t, g[i], g[(i + 1) % 4], CP_NVLINK, 25, 0, 1.0);
     assert_int_equal(cp_topo_index(t, &e), CP_OK);
-    memset(&tab, 0, sizeof tab);
-    tab.gpus_per_thread = tab.nthreads = 1;
-    tab.nrows = 28;
-    tab.rows = calloc(28, sizeof *tab.rows);
+    return t;
+}
+
+/* The table the square would measure with `bw_eff` and `step_us`: ring
+ * B = 50 x bw_eff, L = 4 x (1 + step_us), T(S) = 1.5 L + 1.5 S / (B x 1e3),
+ * for S = 8 B .. 1 GiB (28 rows). */
+static void square_table(cp_nccl_table *tab, double bw_eff, double step_us)
+{
+    int i;
+    memset(tab, 0, sizeof *tab);
+    tab->gpus_per_thread = tab->nthreads = 1;
+    tab->nrows = 28;
+    tab->rows = calloc(28, sizeof *tab->rows);
+    assert_non_null(tab->rows);
     for (i = 0; i < 28; i++) {
-        tab.rows[i].bytes = 8.0 * (1 << i) / 1; /* 8 B .. 1 GiB */
-        tab.rows[i].time_us = 18 + 1.5 * tab.rows[i].bytes / 25e3;
+        tab->rows[i].bytes = 8.0 * (1 << i);
+        tab->rows[i].time_us = 1.5 * 4 * (1 + step_us) + 1.5 * tab->rows[i].bytes /
+                                                             (50 * bw_eff * 1e3);
     }
+}
+
+/* bw_eff 0.5 and step_us 2: T = 18 + 1.5 S / 25e3; the fit recovers both. */
+static void test_fit_recovers_parameters(void **state)
+{
+    cp_topo *t = square();
+    cp_nccl_table tab;
+    cp_fit fit;
+    cp_err e;
+    int i;
+    (void)state;
+    square_table(&tab, 0.5, 2);
     assert_int_equal(cp_calibrate(t, &tab, CP_OP_ALLREDUCE, CP_ALG_RING, &fit, &e), CP_OK);
     assert_int_equal(fit.bw_kind, CP_NVLINK);
     assert_near(t->calib.kind[CP_NVLINK].bw_eff, 0.5, 1e-6);
@@ -94,6 +112,30 @@ static void test_fit_recovers_parameters(void **state)
     cp_fit_free(&fit);
     free(tab.rows);
     cp_topo_free(t);
+}
+
+/* A table from a machine 10,000x slower (bw_eff 1e-4, under the loader's
+ * floor of 1e-3), or with a 2-second step (over 1e6 us), cannot become a
+ * calibration the loader would read back: refused as input. */
+static void test_fit_refuses_out_of_range(void **state)
+{
+    static const double cases[][2] = {{1e-4, 2}, {0.5, 2e6}};
+    size_t k;
+    (void)state;
+    for (k = 0; k < 2; k++) {
+        cp_topo *t = square();
+        cp_nccl_table tab;
+        cp_fit fit;
+        cp_err e;
+        square_table(&tab, cases[k][0], cases[k][1]);
+        memset(&fit, 0, sizeof fit);
+        assert_int_equal(cp_calibrate(t, &tab, CP_OP_ALLREDUCE, CP_ALG_RING, &fit, &e),
+                         CP_EINPUT);
+        assert_non_null(strstr(e.msg, "is it from this machine?"));
+        cp_fit_free(&fit);
+        free(tab.rows);
+        cp_topo_free(t);
+    }
 }
 
 /* The calibration shipped in the topologies is what the fit gives now. */
@@ -136,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_parse_reference_tables),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_fit_recovers_parameters),
+        cmocka_unit_test(test_fit_refuses_out_of_range),
         cmocka_unit_test(test_shipped_calibration_current),
     };
     return cmocka_run_group_tests_name("calibrate", tests, NULL, NULL);

@@ -152,6 +152,59 @@ static void test_two_host_hierarchical(void **state)
     cp_topo_free(one);
 }
 
+/* Sixteen GPUs on one PCIe switch (12 GB/s, 1 us), g1..g15 a full NVLink
+ * mesh (25 GB/s), g0 on PCIe alone.  No NVLink-only ring exists, and
+ * searching for one visits every Hamiltonian path of the 15-GPU mesh (14!/2)
+ * unless the search is bounded (docs/collectives.md, "Finding rings"); the
+ * PCIe pass then finds rings.  Every ring enters and leaves g0 over its one
+ * link, so each direction of that link carries each ring's full rate:
+ * B = 12 GB/s, and the other hops (NVLink 25, other PCIe links) do not bind. */
+static void test_ring_search_bounded(void **state)
+{
+    cp_topo *t = cp_topo_new("fifteen-plus-one");
+    int g[16], sw, i, j;
+    cp_coll c;
+    cp_err e;
+    (void)state;
+    sw = cp_topo_add_node(t, "sw", CP_PCIE_SWITCH, 0);
+    for (i = 0; i < 16; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "g%d", i);
+        g[i] = cp_topo_add_node(t, id, CP_GPU, 0);
+        cp_topo_add_link(t, g[i], sw, CP_PCIE, 12, 0, 1.0);
+    }
+    for (i = 1; i < 16; i++)
+        for (j = i + 1; j < 16; j++)
+            cp_topo_add_link(t, g[i], g[j], CP_NVLINK, 25, 0, 1.0);
+    finish(t);
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_true(c.ring_candidates >= 1);
+    assert_near(c.cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0].bw_gbs, 12.0, 1e-6);
+    cp_coll_free(&c);
+    cp_topo_free(t);
+}
+
+/* The route table is n x n per host: more than 256 GPUs in one host is
+ * refused as input, not attempted. */
+static void test_too_many_gpus_per_host(void **state)
+{
+    cp_topo *t = cp_topo_new("wide");
+    int sw, i;
+    cp_coll c;
+    cp_err e;
+    (void)state;
+    sw = cp_topo_add_node(t, "sw", CP_PCIE_SWITCH, 0);
+    for (i = 0; i < 257; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "g%d", i);
+        cp_topo_add_link(t, cp_topo_add_node(t, id, CP_GPU, 0), sw, CP_PCIE, 12, 0, 1.0);
+    }
+    finish(t);
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "at most 256"));
+    cp_topo_free(t);
+}
+
 /* The busbw factors nccl-tests documents. */
 static void test_busbw_factors(void **state)
 {
@@ -250,6 +303,8 @@ int main(void)
         cmocka_unit_test(test_ring_through_slow_link),
         cmocka_unit_test(test_shared_pcie_uplink),
         cmocka_unit_test(test_two_host_hierarchical),
+        cmocka_unit_test(test_ring_search_bounded),
+        cmocka_unit_test(test_too_many_gpus_per_host),
         cmocka_unit_test(test_busbw_factors),
         cmocka_unit_test(test_launch_per_thread),
         cmocka_unit_test(test_dgx1_ring_packing),

@@ -50,6 +50,7 @@ static void test_xml_errors(void **state)
     expect_xml_error("<a x='&bogus;'/>", "unknown entity", 1);
     expect_xml_error("<!DOCTYPE a><a/>", "DTDs", 1);
     expect_xml_error("", "no element", 1);
+    expect_xml_error("<cpu numaid=\"0\"\n numaid=\"1\"/>", "repeated attribute", 2);
 }
 
 /* Two Intel Skylake sockets (modelid 85: NCCL charges 10 GB/s), a Gen4 x16
@@ -163,6 +164,34 @@ static void test_import_errors(void **state)
     assert_non_null(strstr(e.msg, "no GPU"));
 }
 
+/* Numeric attributes are whole numbers in range, refused with the element's
+ * position otherwise (atoi would have read "8O" as 8 and "abc" as 0). */
+static void test_import_bad_numbers(void **state)
+{
+    static const char *const bad[][2] = {
+        {"<system>\n<cpu modelid=\"8O\"/>\n</system>", "modelid"},
+        {"<system><cpu>\n<pci class=\"0x030200\" busid=\"1\"><gpu sm=\"abc\"/></pci>"
+         "</cpu></system>", "sm"},
+        {"<system><cpu>\n<pci class=\"0x030200\" busid=\"1\"><gpu sm=\"99999999999\"/>"
+         "</pci></cpu></system>", "sm"},
+        {"<system><cpu><pci class=\"0x030200\" busid=\"1\"><gpu sm=\"80\">\n"
+         "<nvlink target=\"2\" count=\"0\"/></gpu></pci></cpu></system>", "count"},
+    };
+    cp_import_opts o;
+    json_t *t;
+    cp_err e;
+    size_t k;
+    (void)state;
+    cp_import_opts_default(&o);
+    for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        assert_int_equal(cp_import_nccl_topo("b.xml", bad[k][0], strlen(bad[k][0]), &o, &t, &e),
+                         CP_EINPUT);
+        assert_non_null(strstr(e.msg, bad[k][1]));
+        assert_non_null(strstr(e.msg, "expected a whole number"));
+        assert_int_equal(e.line, 2); /* every bad element starts on line 2 */
+    }
+}
+
 /* The IBM Cloud H100 dump: 8 GPUs, each with NVLinks 5/5/4/4 to four
  * NVSwitches: 18 links x 25 = 450 GB/s per GPU; 8 NICs at 200 Gb/s. */
 static void test_reference_dump(void **state)
@@ -208,7 +237,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_xml_basics),    cmocka_unit_test(test_xml_errors),
         cmocka_unit_test(test_import_small),  cmocka_unit_test(test_virtual_bridge),
-        cmocka_unit_test(test_import_errors), cmocka_unit_test(test_reference_dump),
+        cmocka_unit_test(test_import_errors),
+        cmocka_unit_test(test_import_bad_numbers), cmocka_unit_test(test_reference_dump),
     };
     return cmocka_run_group_tests_name("import", tests, NULL, NULL);
 }
