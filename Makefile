@@ -80,7 +80,7 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(CPPFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(LIB)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h tests/unit/testtopo.h $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(CPPFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS) -lcmocka
 

@@ -142,6 +142,24 @@ static double nvlink_per_link(int sm)
 
 static int walk_pci(imp *m, const cp_xml *x, const char *parent, double *up_gbs);
 
+/* One nic node (model may be NULL) with its port speed and latency, on a
+ * PCIe link of link_gbs to parent. */
+static int add_nic(imp *m, const char *model, double net_gbs, double net_lat_us,
+                   const char *parent, double link_gbs)
+{
+    char id[32];
+    json_t *extra = json_object();
+    int rc;
+    if (!extra)
+        return cp_fail(m->e, CP_EINTERNAL, "out of memory");
+    snprintf(id, sizeof id, "nic%d", m->nnic++);
+    json_object_set_new(extra, "net_gbs", json_real(cp_round(net_gbs, 4)));
+    json_object_set_new(extra, "net_latency_us", json_real(net_lat_us));
+    if ((rc = add_node(m, id, "nic", model, extra)))
+        return rc;
+    return add_link(m, id, parent, "pcie", link_gbs, LAT_PCIE);
+}
+
 /* <nic><net speed latency .../></nic>: one nic node per net. */
 static int add_nics(imp *m, const cp_xml *nic, const char *parent, double link_gbs)
 {
@@ -150,12 +168,8 @@ static int add_nics(imp *m, const cp_xml *nic, const char *parent, double link_g
         const cp_xml *net = nic->kid[k];
         const char *sp = cp_xml_attr(net, "speed"), *lat = cp_xml_attr(net, "latency");
         double gbs = sp ? strtod(sp, NULL) / 8000.0 : 0, l = lat ? strtod(lat, NULL) : 0;
-        char id[32];
-        json_t *extra;
         if (strcmp(net->name, "net") != 0)
             continue;
-        if (!(extra = json_object()))
-            return cp_fail(m->e, CP_EINTERNAL, "out of memory");
         if (!(gbs > 0) || gbs > 1e4) {
             gbs = m->o->net_gbs;
             note(m, "a NIC without a speed was given --net-gbs");
@@ -164,11 +178,7 @@ static int add_nics(imp *m, const cp_xml *nic, const char *parent, double link_g
             l = m->o->net_lat_us;
             note(m, "NIC latency not in the file: --net-latency-us assumed");
         }
-        snprintf(id, sizeof id, "nic%d", m->nnic++);
-        json_object_set_new(extra, "net_gbs", json_real(cp_round(gbs, 4)));
-        json_object_set_new(extra, "net_latency_us", json_real(l));
-        if ((rc = add_node(m, id, "nic", cp_xml_attr(net, "name"), extra)) ||
-            (rc = add_link(m, id, parent, "pcie", link_gbs, LAT_PCIE)))
+        if ((rc = add_nic(m, cp_xml_attr(net, "name"), gbs, l, parent, link_gbs)))
             return rc;
     }
     return CP_OK;
@@ -281,17 +291,9 @@ static int walk_pci(imp *m, const cp_xml *x, const char *parent, double *up_gbs)
         return add_nics(m, nic, parent, *up_gbs);
     }
     if (starts(cls, "0x0200") || starts(cls, "0x0207")) {
-        char id[32];
-        json_t *extra = json_object();
-        int rc;
         *up_gbs = link_rate(m, x, 0);
-        snprintf(id, sizeof id, "nic%d", m->nnic++);
-        json_object_set_new(extra, "net_gbs", json_real(m->o->net_gbs));
-        json_object_set_new(extra, "net_latency_us", json_real(m->o->net_lat_us));
         note(m, "NICs listed only by PCI class were given --net-gbs and --net-latency-us");
-        if ((rc = add_node(m, id, "nic", NULL, extra)))
-            return rc;
-        return add_link(m, id, parent, "pcie", *up_gbs, LAT_PCIE);
+        return add_nic(m, NULL, m->o->net_gbs, m->o->net_lat_us, parent, *up_gbs);
     }
     note(m, "PCI devices that are neither bridges, GPUs nor NICs were left out");
     return CP_OK;

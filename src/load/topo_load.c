@@ -27,11 +27,6 @@
  * smallest doubles (1e-320) would turn every predicted time into infinity. */
 #define MIN_GBS 1e-3
 
-/* A collective achieving under 0.1% of the nominal bandwidth means the
- * calibration was fitted to the wrong machine; the floor also keeps
- * gbs x bw_eff (at least 1e-6 GB/s) far from underflow. */
-#define MIN_BW_EFF CP_MIN_BW_EFF
-
 /* No GPU computes slower than 1 GFLOP/s; below that the compute estimate
  * (FLOPs / tflops) overflows to infinity. */
 #define MIN_TFLOPS 1e-3
@@ -233,18 +228,18 @@ static int read_calibration(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_c
             (rc = cp_jget_num(d, e, sub, where, "bw_eff", CP_POS,
                               "a fraction in (0, 1] (achieved / nominal bandwidth)",
                               &c->kind[k].bw_eff)) ||
-            (rc = get_bounded(d, e, sub, where, "step_us", CP_NONNEG, 0, MAX_LAT_US,
+            (rc = get_bounded(d, e, sub, where, "step_us", CP_NONNEG, 0, CP_MAX_STEP_US,
                               "a non-negative number (us per algorithm step)",
                               &c->kind[k].step_us)))
             return rc;
         if (c->kind[k].bw_eff > 1)
             return cp_jdoc_fail(d, e, sub, "bw_eff", where,
                                 "expected a fraction in (0, 1], got %g", c->kind[k].bw_eff);
-        if (c->kind[k].bw_eff < MIN_BW_EFF)
+        if (c->kind[k].bw_eff < CP_MIN_BW_EFF)
             return cp_jdoc_fail(d, e, sub, "bw_eff", where,
                                 "expected a fraction in (0, 1], got %g (under the sanity "
                                 "limit %g: the calibration does not fit this machine)",
-                                c->kind[k].bw_eff, MIN_BW_EFF);
+                                c->kind[k].bw_eff, CP_MIN_BW_EFF);
     }
     return CP_OK;
 }

@@ -40,34 +40,16 @@ static double add_route(fbuild *b, int from, int to, double scale)
     return cp_route_load(b->t, from, to, scale, b->load);
 }
 
-/* One device d serving every GPU (eq. Q1): pushes and pulls once per GPU,
- * the device sums N inputs.  Fills b->load; returns the latency, or -1. */
-static double device_load(fbuild *b, int d, double scale)
+/* K devices each serving every GPU with `scale` of the bytes (eq. Q1): every
+ * GPU pushes to and pulls from each device, and each device sums N inputs.
+ * Adds to b->load; *lat_us = the slowest push hop + the slowest pull hop.
+ * One widest-route search per device and one per GPU (N + K), not one per
+ * route (2 N K), which made the ps footprint of 128 hosts take seconds.
+ * 1 when every route exists, 0 when one is missing, -1 out of memory. */
+static int devices_load(fbuild *b, const int *dev, int K, double scale, double *lat_us)
 {
     const cp_topo *t = b->t;
     double up = 0, down = 0;
-    int i;
-    for (i = 0; i < t->ngpus; i++) {
-        double u = add_route(b, t->gpus[i], d, scale), w = add_route(b, d, t->gpus[i], scale);
-        if (u < 0 || w < 0)
-            return -1;
-        if (u > up)
-            up = u;
-        if (w > down)
-            down = w;
-    }
-    b->load[2 * t->nlinks + d] += scale * t->ngpus;
-    return up + down;
-}
-
-/* K devices each serving every GPU with `scale` of the bytes: the sum of
- * device_load over them, with one widest-route search per GPU and one per
- * device (N + K) instead of one per route (2 N K), which made the ps
- * footprint of 128 hosts take seconds.  1 when every route exists, 0 when
- * one is missing, -1 out of memory. */
-static int devices_load(fbuild *b, const int *dev, int K, double scale)
-{
-    const cp_topo *t = b->t;
     int i, k;
     for (k = 0; k < K; k++) { /* device -> every GPU, and the device's sums */
         cp_reach r;
@@ -81,6 +63,8 @@ static int devices_load(fbuild *b, const int *dev, int K, double scale)
                 return 0;
             }
             cp_route_add_load(&rt, scale, b->load);
+            if (cp_route_hop_us(&rt) > down)
+                down = cp_route_hop_us(&rt);
         }
         cp_reach_free(&r);
         b->load[2 * t->nlinks + dev[k]] += scale * t->ngpus;
@@ -97,10 +81,22 @@ static int devices_load(fbuild *b, const int *dev, int K, double scale)
                 return 0;
             }
             cp_route_add_load(&rt, scale, b->load);
+            if (cp_route_hop_us(&rt) > up)
+                up = cp_route_hop_us(&rt);
         }
         cp_reach_free(&r);
     }
+    *lat_us = up + down;
     return 1;
+}
+
+/* One device d serving every GPU: devices_load for K = 1.  Returns the
+ * latency, -1 when some GPU cannot reach d, -2 out of memory. */
+static double device_load(fbuild *b, int d, double scale)
+{
+    double lat = 0;
+    int rc = devices_load(b, &d, 1, scale, &lat);
+    return rc == 1 ? lat : rc == 0 ? -1 : -2;
 }
 
 static void clear(fbuild *b)
@@ -148,6 +144,10 @@ static int sharded(fbuild *b, const cp_coll *c, cp_families *fs, const int *dev,
         cp_packing one;
         clear(b);
         dlat[k] = device_load(b, dev[k], 1.0);
+        if (dlat[k] < -1) {
+            rc = CP_EINTERNAL;
+            goto done;
+        }
         if (dlat[k] < 0) {
             rc = cp_fail(b->e, CP_EINPUT, "memory device %s cannot be reached from every GPU",
                          b->t->nodes[dev[k]].id);
@@ -321,6 +321,7 @@ static int ps_family(fbuild *b, const cp_coll *c, cp_families *fs)
     const cp_topo *t = b->t;
     cp_family *f = &fs->f[CP_FAM_PS];
     int i, K = 0, cpus[CP_FAM_MAX_DEV] = {0};
+    double lat;
     if (!c->cost[CP_OP_ALLREDUCE][CP_ALG_PS].available) {
         snprintf(f->why_not, sizeof f->why_not, "%s", c->cost[CP_OP_ALLREDUCE][CP_ALG_PS].why_not);
         return CP_OK;
@@ -329,7 +330,7 @@ static int ps_family(fbuild *b, const cp_coll *c, cp_families *fs)
         if (t->nodes[i].kind == CP_CPU && t->nodes[i].reduce_gbs > 0)
             cpus[K++] = i;
     clear(b);
-    if ((i = devices_load(b, cpus, K, 1.0 / K)) != 1)
+    if ((i = devices_load(b, cpus, K, 1.0 / K, &lat)) != 1)
         return i < 0 ? CP_EINTERNAL : CP_OK; /* 0: some route missing, no ps */
     for (i = 0; i < K; i++) {
         f->dev[i] = cpus[i];

@@ -94,6 +94,25 @@ static int count(cpl_plan *p, const json_t *buckets, cp_err *e)
     return CP_OK;
 }
 
+/* A tensor's or route's byte span [offset, offset + bytes): it must start
+ * where the previous one ended (*off) and end within int64_t; advances *off.
+ * `what` is "tensor" or "route", for the message. */
+static int take_span(cpl_plan *p, const json_t *o, const char *where, const char *what,
+                     int64_t offset, int64_t bytes, int64_t *off, cp_err *e)
+{
+    if (offset != *off)
+        return cp_jdoc_fail(&p->doc, e, o, "offset", where,
+                            "%s starts at byte %lld; the previous one ended at %lld "
+                            "(%ss must tile the bucket)", what, (long long)offset,
+                            (long long)*off, what);
+    if (bytes > INT64_MAX - *off)
+        return cp_jdoc_fail(&p->doc, e, o, "bytes", where,
+                            "%s ends past byte 2^63 - 1 (%lld + %lld)", what, (long long)offset,
+                            (long long)bytes);
+    *off += bytes;
+    return CP_OK;
+}
+
 static int read_tensor(cpl_plan *p, const json_t *o, const char *where, int64_t *off,
                        cp_err *e)
 {
@@ -105,19 +124,11 @@ static int read_tensor(cpl_plan *p, const json_t *o, const char *where, int64_t 
     if ((rc = cp_jdoc_check_keys(&p->doc, e, o, where, tensor_keys)) ||
         (rc = cp_jget_str(&p->doc, e, o, where, "name", CP_REQ, 512, &t->name)) ||
         (rc = cp_jget_int(&p->doc, e, o, where, "offset", CP_REQ, 0, INT64_MAX, &offset)) ||
-        (rc = cp_jget_int(&p->doc, e, o, where, "bytes", CP_REQ, 1, INT64_MAX, &bytes)))
+        (rc = cp_jget_int(&p->doc, e, o, where, "bytes", CP_REQ, 1, INT64_MAX, &bytes)) ||
+        (rc = take_span(p, o, where, "tensor", offset, bytes, off, e)))
         return rc;
-    if (offset != *off)
-        return cp_jdoc_fail(&p->doc, e, o, "offset", where,
-                            "tensor starts at byte %lld; the previous one ended at %lld "
-                            "(tensors must tile the bucket)", (long long)offset, (long long)*off);
-    if (bytes > INT64_MAX - *off)
-        return cp_jdoc_fail(&p->doc, e, o, "bytes", where,
-                            "tensor ends past byte 2^63 - 1 (%lld + %lld)", (long long)offset,
-                            (long long)bytes);
     t->offset = offset;
     t->bytes = bytes;
-    *off += bytes;
     p->nt++;
     return CP_OK;
 }
@@ -141,16 +152,9 @@ static int read_route(cpl_plan *p, const json_t *o, const char *where, int64_t *
         (rc = cp_jget_int(&p->doc, e, o, where, "bytes", CP_REQ, 1, INT64_MAX, &bytes)) ||
         (rc = cp_jget_int(&p->doc, e, o, where, "shards", CP_REQ, 1, 1 << 24, &shards)) ||
         (rc = cp_jget_num(&p->doc, e, o, where, "start_ms", CP_NONNEG, "a time >= 0 (ms)", &t)) ||
-        (rc = cp_jget_num(&p->doc, e, o, where, "finish_ms", CP_NONNEG, "a time >= 0 (ms)", &t)))
+        (rc = cp_jget_num(&p->doc, e, o, where, "finish_ms", CP_NONNEG, "a time >= 0 (ms)", &t)) ||
+        (rc = take_span(p, o, where, "route", offset, bytes, off, e)))
         return rc;
-    if (offset != *off)
-        return cp_jdoc_fail(&p->doc, e, o, "offset", where,
-                            "route starts at byte %lld; the previous one ended at %lld "
-                            "(routes must tile the bucket)", (long long)offset, (long long)*off);
-    if (bytes > INT64_MAX - *off)
-        return cp_jdoc_fail(&p->doc, e, o, "bytes", where,
-                            "route ends past byte 2^63 - 1 (%lld + %lld)", (long long)offset,
-                            (long long)bytes);
     if (shards > bytes)
         return cp_jdoc_fail(&p->doc, e, o, "shards", where, "%lld shards of %lld bytes",
                             (long long)shards, (long long)bytes);
@@ -168,7 +172,6 @@ static int read_route(cpl_plan *p, const json_t *o, const char *where, int64_t *
     }
     r->nd = p->ndev - r->d0;
     r->r.ndevices = r->nd;
-    *off += bytes;
     p->nr++;
     return CP_OK;
 }

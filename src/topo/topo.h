@@ -61,7 +61,8 @@ typedef struct cp_link {
  * software latency each step across such a link adds. */
 /* Bounds a calibration must respect, shared by the loader and the fit: a
  * collective achieving under 0.1% of nominal bandwidth was fitted to the
- * wrong machine, and no software step takes a second. */
+ * wrong machine (the floor also keeps gbs x bw_eff, at least 1e-6 GB/s, far
+ * from underflow), and no software step takes a second. */
 #define CP_MIN_BW_EFF 1e-3
 #define CP_MAX_STEP_US 1e6
 

@@ -6,6 +6,7 @@
  * fit gives on the reference tables today.
  */
 #include "testutil.h"
+#include "testtopo.h"
 
 #include "cost/calibrate.h"
 #include "load/load.h"
@@ -58,24 +59,8 @@ static void test_parse_errors(void **state)
     drop_temp(p);
 }
 
-/* A 4-GPU NVLink square (25 GB/s links, 1 us hops), uncalibrated. */
-static cp_topo *square(void)
-{
-    cp_topo *t = cp_topo_new("square");
-    cp_err e;
-    int i, g[4];
-    for (i = 0; i < 4; i++) {
-        char id[16];
-        snprintf(id, sizeof id, "g%d", i);
-        g[i] = cp_topo_add_node(t, id, CP_GPU, 0);
-    }
-    for (i = 0; i < 4; i++)
-        cp_topo_add_link(t, g[i], g[(i + 1) % 4], CP_NVLINK, 25, 0, 1.0);
-    assert_int_equal(cp_topo_index(t, &e), CP_OK);
-    return t;
-}
-
-/* The table the square would measure with `bw_eff` and `step_us`: ring
+/* The table test_nvlink_square(25, 25) (1 us hops) would measure with
+ * `bw_eff` and `step_us`: ring
  * B = 50 x bw_eff, L = 4 x (1 + step_us), T(S) = 1.5 L + 1.5 S / (B x 1e3),
  * for S = 8 B .. 1 GiB (28 rows). */
 static void square_table(cp_nccl_table *tab, double bw_eff, double step_us)
@@ -96,7 +81,7 @@ static void square_table(cp_nccl_table *tab, double bw_eff, double step_us)
 /* bw_eff 0.5 and step_us 2: T = 18 + 1.5 S / 25e3; the fit recovers both. */
 static void test_fit_recovers_parameters(void **state)
 {
-    cp_topo *t = square();
+    cp_topo *t = test_nvlink_square(25, 25);
     cp_nccl_table tab;
     cp_fit fit;
     cp_err e;
@@ -123,7 +108,7 @@ static void test_fit_refuses_out_of_range(void **state)
     size_t k;
     (void)state;
     for (k = 0; k < 2; k++) {
-        cp_topo *t = square();
+        cp_topo *t = test_nvlink_square(25, 25);
         cp_nccl_table tab;
         cp_fit fit;
         cp_err e;

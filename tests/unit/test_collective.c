@@ -9,6 +9,7 @@
  * S / (B x 1e3) us.
  */
 #include "testutil.h"
+#include "testtopo.h"
 
 #include "cost/collective.h"
 #include "load/load.h"
@@ -23,27 +24,12 @@ static cp_topo *finish(cp_topo *t)
     return t;
 }
 
-/* g0 - g1 - g2 - g3 - g0 by NVLink of `gbs`, last link `last_gbs`, 1 us each. */
-static cp_topo *nvlink_square(double gbs, double last_gbs)
-{
-    cp_topo *t = cp_topo_new("square");
-    int g[4], i;
-    char id[16];
-    for (i = 0; i < 4; i++) {
-        snprintf(id, sizeof id, "g%d", i);
-        g[i] = cp_topo_add_node(t, id, CP_GPU, 0);
-    }
-    for (i = 0; i < 4; i++)
-        cp_topo_add_link(t, g[i], g[(i + 1) % 4], CP_NVLINK, i == 3 ? last_gbs : gbs, 0, 1.0);
-    return finish(t);
-}
-
 /* Four GPUs on identical 25 GB/s links: two rings (one each way) use every
  * link direction once, B = 2 x 25 = 50.  L = 4 hops x 1 us.
  * T = 1.5 x 4 + 1.5 x 1e8 / 50e3 = 6 + 3000 = 3006 us. */
 static void test_ring_identical_links(void **state)
 {
-    cp_topo *t = nvlink_square(25, 25);
+    cp_topo *t = test_nvlink_square(25, 25);
     cp_coll c;
     cp_err e;
     (void)state;
@@ -64,7 +50,7 @@ static void test_ring_identical_links(void **state)
  * T = 6 + 1.5 x 1e8 / 10e3 = 6 + 15000 = 15006 us; the slow link binds. */
 static void test_ring_through_slow_link(void **state)
 {
-    cp_topo *t = nvlink_square(25, 5);
+    cp_topo *t = test_nvlink_square(25, 5);
     cp_coll c;
     cp_err e;
     const cp_phase *ph;
@@ -218,7 +204,7 @@ static void test_busbw_factors(void **state)
 /* Launch cost multiplies with GPUs per thread (nccl-tests -g). */
 static void test_launch_per_thread(void **state)
 {
-    cp_topo *t = nvlink_square(25, 25);
+    cp_topo *t = test_nvlink_square(25, 25);
     cp_coll c1, c4;
     cp_err e;
     (void)state;

@@ -3,6 +3,7 @@
  * invariants issue 4 lists, and the published ResNet-50 measurement.
  */
 #include "testutil.h"
+#include "testtopo.h"
 
 #include "load/load.h"
 #include "predict/predict.h"
@@ -102,21 +103,12 @@ static void test_timeline_by_hand(void **state)
 {
     static const int64_t numel[] = {3 * MIB, MIB};
     cp_model *m = make_model(numel, NULL, 2);
-    cp_topo *t = cp_topo_new("square");
+    cp_topo *t = test_nvlink_square(25, 25);
     cp_predictor pr;
     cp_predict_opts o;
     cp_prediction p;
     cp_err e;
-    int i, g[4];
     (void)state;
-    for (i = 0; i < 4; i++) {
-        char id[16];
-        snprintf(id, sizeof id, "g%d", i);
-        g[i] = cp_topo_add_node(t, id, CP_GPU, 0);
-    }
-    for (i = 0; i < 4; i++)
-        cp_topo_add_link(t, g[i], g[(i + 1) % 4], CP_NVLINK, 25, 0, 1.0);
-    assert_int_equal(cp_topo_index(t, &e), CP_OK);
     cp_predict_opts_default(&o);
     o.compute_ms = 30;
     assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
