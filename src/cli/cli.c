@@ -29,6 +29,13 @@ int cli_report(int rc, const cp_err *e)
     return rc;
 }
 
+int cli_blame(int rc, cp_err *e, const char *path)
+{
+    if (rc == CP_EINPUT && !e->file[0] && path)
+        snprintf(e->file, sizeof e->file, "%s", path);
+    return rc;
+}
+
 int cli_parse_hosts(const char *cmd, const char *arg, int *out)
 {
     long n;

@@ -31,6 +31,13 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* Print e when rc is not CP_OK; returns rc (the exit code). */
 int cli_report(int rc, const cp_err *e);
 
+/* An input error with no file of its own (a whole-file property: a fit out
+ * of range, a host too large for the collective model) is about `path`:
+ * name it, so the message reads "PATH: error: ...".  Only where one input
+ * can be at fault (not predict, whose errors may be the model's).
+ * Returns rc. */
+int cli_blame(int rc, cp_err *e, const char *path);
+
 /* A number option in (0, max]; 0 or a usage error (2) naming opt. */
 int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double max,
                        double *out);

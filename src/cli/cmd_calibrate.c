@@ -219,7 +219,7 @@ int cmd_calibrate(int argc, char **argv)
             t->calib.launch_us = o.launch;
         else if (!t->calib.given)
             t->calib.launch_us = DEFAULT_LAUNCH_US;
-        rc = cp_calibrate(t, &tab, o.op, o.alg, &fit, &e);
+        rc = cli_blame(cp_calibrate(t, &tab, o.op, o.alg, &fit, &e), &e, o.table);
     }
     if (rc == CP_OK && o.out)
         rc = write_topology(&o, &t->calib, &e);

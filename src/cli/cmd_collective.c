@@ -301,7 +301,7 @@ int cmd_collective(int argc, char **argv)
     rc = cp_topo_load_hosts(o.topo, o.hosts, &t, &e);
     if (rc)
         return cli_report(rc, &e);
-    rc = cp_coll_build(t, o.gpt, &c, &e);
+    rc = cli_blame(cp_coll_build(t, o.gpt, &c, &e), &e, o.topo);
     if (rc == CP_OK && o.alg >= 0 && !c.cost[o.op][o.alg].available)
         rc = cp_fail(&e, CP_EINPUT, "-a %s on %s: %s", cp_coll_alg_name((cp_coll_alg)o.alg),
                      t->name, c.cost[o.op][o.alg].why_not);
