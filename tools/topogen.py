@@ -113,6 +113,15 @@ GPU_TFLOPS = {
     "A100-SXM4-40GB": 19.5, "H100-SXM5-80GB": 67, "T4-16GB": 8.1,
 }
 
+# Device memory bandwidth per GPU, GB/s, read and write combined (NVIDIA
+# datasheets: Tesla V100 SXM2 900, Tesla P100 SXM2 732, A100 40GB 1,555,
+# H100 SXM5 3,350, T4 320).  Prices the gradient copies frameworks make
+# around each all-reduce (docs/model.md, eq. P7).
+GPU_MEM_GBS = {
+    "V100-SXM2-16GB": 900, "V100-SXM2-32GB": 900, "P100-SXM2-16GB": 732,
+    "A100-SXM4-40GB": 1555, "H100-SXM5-80GB": 3350, "T4-16GB": 320,
+}
+
 
 # ---------------------------------------------------------------------------
 # A tiny builder that keeps insertion order and prints like the exemplar.
@@ -128,6 +137,8 @@ class Topo:
         n = {"id": id, "kind": kind}
         if kind == "gpu" and "tflops" not in kw and kw.get("model") in GPU_TFLOPS:
             kw["tflops"] = GPU_TFLOPS[kw["model"]]
+        if kind == "gpu" and "mem_gbs" not in kw and kw.get("model") in GPU_MEM_GBS:
+            kw["mem_gbs"] = GPU_MEM_GBS[kw["model"]]
         for k in ("model", "mem_gbs", "reduce_gbs", "capacity_gb", "net_gbs",
                   "net_latency_us", "tflops"):
             if k in kw:

@@ -36,14 +36,19 @@ int cli_blame(int rc, cp_err *e, const char *path)
     return rc;
 }
 
-int cli_parse_hosts(const char *cmd, const char *arg, int *out)
+int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, int *out)
 {
     long n;
-    if (cp_parse_long(arg, 1, CP_MAX_HOSTS, &n))
-        return cli_usage(cmd, "--hosts: expected a whole number from 1 to %d, got '%s'",
-                         CP_MAX_HOSTS, arg);
+    if (cp_parse_long(arg, 1, max, &n))
+        return cli_usage(cmd, "%s: expected a whole number from 1 to %d, got '%s'", opt, max,
+                         arg);
     *out = (int)n;
     return CP_OK;
+}
+
+int cli_parse_hosts(const char *cmd, const char *arg, int *out)
+{
+    return cli_parse_count(cmd, "--hosts", arg, CP_MAX_HOSTS, out);
 }
 
 int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double max,

@@ -45,6 +45,9 @@ int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double
 /* --grad-dtype fp32|fp16|bf16 as bytes per element; 0 or a usage error. */
 int cli_parse_grad_dtype(const char *cmd, const char *arg, int *bytes);
 
+/* A whole-number option in [1, max]; 0 or a usage error (2) naming opt. */
+int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, int *out);
+
 /* Parse --hosts N (1 .. CP_MAX_HOSTS); 0 or a usage error (2). */
 int cli_parse_hosts(const char *cmd, const char *arg, int *out);
 

@@ -18,6 +18,7 @@ static const char help[] =
     "usage: coarse-plan compare -m MODEL[,MODEL..] -t TOPO[,TOPO..] -o FILE.csv\n"
     "                           [-s S1,S2..] [--hosts N] [--compute-ms T] [--mfu F]\n"
     "                           [--bucket-mb B] [--compute-scale F] [--grad-dtype T]\n"
+    "                           [--accum-steps K] [--bucket-view]\n"
     "                           [--memdev-gbs X[,X..]] [--svg CHART.svg]\n"
     "                           [--memdev-reduce-gbs Y[,Y..]]\n"
     "\n"
@@ -32,11 +33,12 @@ static const char help[] =
     "every memory device's reduce rate with each listed value in turn (a sweep\n"
     "over the assumed device figures); memdev_* columns are empty otherwise.\n"
     "Compute: --compute-ms for all, else each model's own, else estimated from\n"
-    "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).\n"
+    "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).  --accum-steps and\n"
+    "--bucket-view are as for predict.\n"
     "--svg also draws the speed-ups over ring as a grouped bar chart.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE,
-       OPT_SVG };
+       OPT_SVG, OPT_ACCUM, OPT_VIEW };
 
 #define MAX_LIST 64
 
@@ -84,6 +86,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"mfu", required_argument, NULL, OPT_MFU},   {"bucket-mb", required_argument, NULL, OPT_BUCKET},
         {"compute-scale", required_argument, NULL, OPT_SCALE},
         {"grad-dtype", required_argument, NULL, OPT_DTYPE},
+        {"accum-steps", required_argument, NULL, OPT_ACCUM},
+        {"bucket-view", no_argument, NULL, OPT_VIEW},
         {"svg", required_argument, NULL, OPT_SVG},
         {"memdev-gbs", required_argument, NULL, OPT_MGBS},
         {"memdev-reduce-gbs", required_argument, NULL, OPT_MRED},
@@ -116,6 +120,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_MFU: rc = cli_parse_positive("compare", "--mfu", optarg, 1, &o->p.mfu); break;
         case OPT_SCALE: rc = cli_parse_positive("compare", "--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
         case OPT_DTYPE: rc = cli_parse_grad_dtype("compare", optarg, &o->p.grad_bytes); break;
+        case OPT_ACCUM: rc = cli_parse_count("compare", "--accum-steps", optarg, 1000000,
+                                             &o->p.accum_steps); break;
+        case OPT_VIEW: o->p.bucket_view = 1; break;
         case OPT_BUCKET: rc = cli_parse_positive("compare", "--bucket-mb", optarg, 65536, &o->p.bucket_mb); break;
         case OPT_MGBS: rc = add_numbers("--memdev-gbs", optarg, o->mgbs, &o->nmg); break;
         case OPT_MRED: rc = add_numbers("--memdev-reduce-gbs", optarg, o->mred, &o->nmr); break;

@@ -54,7 +54,8 @@ static const char help[] =
     "The model and its assumptions: docs/model.md.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_FW, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
-       OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE };
+       OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_ACCUM,
+       OPT_VIEW };
 
 typedef struct opts {
     const char *model, *topo;
@@ -118,6 +119,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"compute-scale", required_argument, NULL, OPT_SCALE},
         {"csv", no_argument, NULL, OPT_CSV},            {"timeline", no_argument, NULL, OPT_TIMELINE},
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
+        {"accum-steps", required_argument, NULL, OPT_ACCUM},
+        {"bucket-view", no_argument, NULL, OPT_VIEW},
         {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
     int c, rc = CP_OK;
     memset(o, 0, sizeof *o);
@@ -152,6 +155,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_CSV: o->csv = 1; break;
         case OPT_TIMELINE: o->timeline = 1; break;
         case OPT_SWEEP: rc = parse_sweep(optarg, o); break;
+        case OPT_ACCUM: rc = cli_parse_count("predict", "--accum-steps", optarg, 1000000,
+                                             &o->p.accum_steps); break;
+        case OPT_VIEW: o->p.bucket_view = 1; break;
         case ':': return cli_usage("predict", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage("predict", "unknown option '%s'", argv[optind - 1]);
         }
@@ -186,10 +192,15 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
                         double ring_ms)
 {
     int k;
-    printf("# predict: %s on %s (%d GPUs), %s, compute %.2f ms (one GPU, %s)\n",
+    printf("# predict: %s on %s (%d GPUs), %s, compute %.2f ms (one GPU, %s)",
            pr->model->name, pr->topo->name, pr->topo->ngpus,
            o->p.framework == CP_FW_HOROVOD ? "Horovod fusion" : "DDP buckets",
-           res[0].compute_ms, pr->compute_source);
+           pr->single_ms, pr->compute_source);
+    if (o->p.accum_steps > 1)
+        printf(" x %d micro-batches", o->p.accum_steps);
+    if (pr->copy_ms > 0)
+        printf(" + %.2f ms DDP gradient copies", pr->copy_ms);
+    printf("\n");
     printf("%-8s %12s %11s %10s %11s %9s\n", "strategy", "iteration_ms", "compute_ms",
            "comm_ms", "exposed_ms", "vs_ring");
     for (k = 0; k < o->nlist; k++) {

@@ -557,6 +557,19 @@ static int solve(cp_plan *p, cp_err *e)
     return rc;
 }
 
+/* Eq. P7: the framework copies the reduced gradients back after the last
+ * bucket is synchronised, whatever route carried them, so every time the
+ * plan reports grows by the same copy (as in cp_predict). */
+static void add_copy_back(cp_plan *p, double ms)
+{
+    p->compute_ms += ms;
+    p->iteration_ms += ms;
+    p->lp_iteration_ms += ms;
+    p->lower_bound_ms += ms;
+    if (p->allreduce_ms >= 0)
+        p->allreduce_ms += ms;
+}
+
 int cp_plan_build(const cp_predictor *pr, const cp_plan_opts *o, cp_plan *p, cp_err *e)
 {
     int rc, f, any = 0, bi;
@@ -598,6 +611,7 @@ int cp_plan_build(const cp_predictor *pr, const cp_plan_opts *o, cp_plan *p, cp_
             p->fam_bytes[f] += (double)fam_bytes(&p->b[bi], f);
     p->split_layer = split_layer(p);
     p->lower_bound_ms = lower_bound(p);
+    add_copy_back(p, pr->copy_out_ms);
     return CP_OK;
 oom:
     cp_plan_free(p);

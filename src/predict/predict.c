@@ -40,6 +40,24 @@ void cp_predict_opts_default(cp_predict_opts *o)
     o->cycle_ms = 5;         /* HOROVOD_CYCLE_TIME default */
     o->mfu = 0.5;            /* ResNet-50 on V100 FP32 reaches 0.58 (docs/model.md, P0) */
     o->compute_scale = 1;
+    o->accum_steps = 1;
+    o->bucket_view = 0;      /* DistributedDataParallel(gradient_as_bucket_view=False) */
+}
+
+/* The slowest GPU memory of the machine, GB/s; 0 when a GPU does not say
+ * (then no gradient copy is charged, eq. P7). */
+static double gpu_mem_gbs(const cp_topo *t)
+{
+    double m = 0;
+    int g;
+    for (g = 0; g < t->ngpus; g++) {
+        double x = t->nodes[t->gpus[g]].mem_gbs;
+        if (!(x > 0))
+            return 0;
+        if (m == 0 || x < m)
+            m = x;
+    }
+    return m;
 }
 
 double cp_compute_estimate_ms(const cp_model *m, const cp_topo *t, double mfu)
@@ -65,7 +83,7 @@ void cp_prediction_free(cp_prediction *p)
 int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
                       const cp_predict_opts *o, cp_err *e)
 {
-    double compute_ms = o->compute_ms;
+    double compute_ms = o->compute_ms, micro_ms;
     int rc;
     memset(p, 0, sizeof *p);
     p->model = m;
@@ -81,6 +99,15 @@ int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
         return rc;
     if (o->compute_scale > 0 && o->compute_scale != 1)
         cp_compute_scale(&p->comp, o->compute_scale);
+    micro_ms = p->comp.fwd_total + p->comp.bwd_total;
+    p->single_ms = cp_compute_total(&p->comp);
+    p->mem_gbs = t->ngpus > 1 ? gpu_mem_gbs(t) : 0;
+    if (o->framework == CP_FW_DDP) { /* Horovod copies on its own stream: run_horovod */
+        double pass = cp_compute_add_copies(&p->comp, m, p->elem_bytes, p->mem_gbs);
+        p->copy_out_ms = o->bucket_view ? 0 : pass;
+        p->copy_ms = pass + p->copy_out_ms;
+    }
+    cp_compute_accumulate(&p->comp, o->accum_steps, micro_ms);
     rc = cp_coll_build(t, 1, &p->coll, e);
     if (rc) {
         cp_compute_free(&p->comp);
@@ -207,6 +234,16 @@ static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *
     return CP_OK;
 }
 
+/* Eq. P7 for Horovod, on its communication stream: a fused buffer is
+ * copied in and (scaled by 1/N, the average) copied out, a lone tensor is
+ * only scaled in place; each pass reads and writes every byte once. */
+static double fusion_copy_ms(const cp_predictor *p, double bytes, int count)
+{
+    if (!(p->mem_gbs > 0))
+        return 0;
+    return (count > 1 ? 2 : 1) * 2 * bytes / (p->mem_gbs * 1e6);
+}
+
 /* Tensors by ready time; ties (same layer) in reverse registration order,
  * the order autograd produces them.  qsort has no context argument, hence
  * the file-level pointer; it is set and used only inside run_horovod. */
@@ -268,6 +305,7 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
                 free(ready);
                 return 1;
             }
+            d += fusion_copy_ms(p, bytes, count);
             add_run(out, nt + 1, bytes, count, rmax, end, end + d, how);
             out->comm_ms += d;
             end += d;
@@ -283,11 +321,11 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
 int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                int keep_runs, cp_prediction *out, cp_err *e)
 {
-    double finish = 0, end_compute = p->comp.fwd_total + p->comp.bwd_total;
+    double finish = 0, end_compute = p->comp.lead_ms + p->comp.fwd_total + p->comp.bwd_total;
     int rc;
     memset(out, 0, sizeof *out);
     out->strategy = s;
-    out->compute_ms = cp_compute_total(&p->comp);
+    out->compute_ms = cp_compute_total(&p->comp) + p->copy_out_ms;
     rc = o->framework == CP_FW_HOROVOD ? run_horovod(p, s, o, keep_runs, out, &finish, e)
                                         : run_ddp(p, s, o, keep_runs, out, &finish, e);
     if (rc == 1) {
@@ -300,7 +338,8 @@ int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
         return rc;
     out->available = 1;
     /* eq. P6 */
-    out->iteration_ms = (finish > end_compute ? finish : end_compute) + p->comp.optimizer_ms;
+    out->iteration_ms = (finish > end_compute ? finish : end_compute) + p->copy_out_ms +
+                        p->comp.optimizer_ms;
     out->exposed_ms = out->iteration_ms - out->compute_ms;
     if (out->exposed_ms < 0)
         out->exposed_ms = 0;

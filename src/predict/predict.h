@@ -8,7 +8,7 @@
  * overlapping the rest of backward (docs/model.md eqs. P1-P6):
  *
  *     start_i  = max(ready_i, finish_{i-1})          finish_i = start_i + T(bytes_i)
- *     iteration = max(fwd + bwd, finish_last) + optimizer
+ *     iteration = max(fwd + bwd, finish_last) + copy back + optimizer
  *     exposed   = iteration - compute  (the communication overlap did not hide)
  *
  * T(bytes) is the strategy's time for one bucket: a collective algorithm
@@ -43,9 +43,14 @@ typedef struct cp_predict_opts {
     int grad_bytes;          /* gradient element size; 0 = the model's dtype */
     double mfu;              /* model FLOPs utilisation for estimated compute (default 0.5) */
     double compute_scale;    /* multiply compute by this (what-if: mixed precision); 1 */
+    int accum_steps;         /* micro-batches per optimizer step (DDP no_sync, Horovod
+                                backward_passes_per_step); 1 */
+    int bucket_view;         /* DDP gradient_as_bucket_view: no copy back after the
+                                all-reduce; 0 (PyTorch's default) */
 } cp_predict_opts;
 
-/* Defaults: DDP, 25 MiB buckets, 1 MiB first bucket, Horovod 64 MiB / 5 ms. */
+/* Defaults: DDP, 25 MiB buckets, 1 MiB first bucket, Horovod 64 MiB / 5 ms,
+ * no gradient accumulation, gradients copied into and out of DDP buckets. */
 void cp_predict_opts_default(cp_predict_opts *o);
 
 /* One bucket (DDP) or fused buffer (Horovod) as it ran. */
@@ -76,6 +81,10 @@ typedef struct cp_predictor {
     cp_compute comp;
     int elem_bytes;
     int have_coll;
+    double mem_gbs;          /* GPU device memory GB/s for gradient copies; 0: not charged */
+    double single_ms;        /* one micro-batch on one GPU: forward + backward + optimizer */
+    double copy_ms;          /* DDP gradient copies added to compute (eq. P7) */
+    double copy_out_ms;      /* of which the copy back after the last bucket */
     const char *compute_source; /* "measured", "model" or "estimated" (eq. P0) */
 } cp_predictor;
 

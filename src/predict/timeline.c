@@ -25,11 +25,47 @@ void cp_compute_scale(cp_compute *c, double f)
     c->fwd_total *= f;
     c->bwd_total *= f;
     c->optimizer_ms *= f;
+    c->lead_ms *= f;
 }
 
 double cp_compute_total(const cp_compute *c)
 {
-    return c->fwd_total + c->bwd_total + c->optimizer_ms;
+    return c->lead_ms + c->fwd_total + c->bwd_total + c->optimizer_ms;
+}
+
+/* Eq. P2: backward runs from the last layer; layer l's gradients exist when
+ * its own backward is done, after the earlier micro-batches (lead_ms). */
+static void set_ready(cp_compute *c)
+{
+    double t = c->lead_ms + c->fwd_total;
+    int l;
+    for (l = c->nlayers - 1; l >= 0; l--) {
+        t += c->bwd_ms[l];
+        c->ready_ms[l] = t;
+    }
+}
+
+double cp_compute_add_copies(cp_compute *c, const cp_model *m, int elem_bytes, double mem_gbs)
+{
+    double total = 0, ms_per_byte;
+    int k;
+    if (!(mem_gbs > 0))
+        return 0;
+    ms_per_byte = 2.0 / (mem_gbs * 1e6); /* one read and one write per byte */
+    for (k = 0; k < m->ntensors; k++) {
+        double bytes = (double)m->tensors[k].numel * elem_bytes;
+        c->bwd_ms[m->tensors[k].layer] += bytes * ms_per_byte;
+        c->bwd_total += bytes * ms_per_byte;
+        total += bytes;
+    }
+    set_ready(c);
+    return total * ms_per_byte;
+}
+
+void cp_compute_accumulate(cp_compute *c, int steps, double micro_ms)
+{
+    c->lead_ms = steps > 1 ? (steps - 1) * micro_ms : 0;
+    set_ready(c);
 }
 
 /* Weight of layer l when splitting a measured time (eq. P1). */
@@ -41,7 +77,7 @@ static double layer_weight(const cp_model *m, int l, cp_split split)
 int cp_compute_build(const cp_model *m, double compute_ms, cp_compute *c, cp_err *e)
 {
     int l, timed = m->nlayers > 0 && m->layers[0].fwd_ms >= 0 && compute_ms <= 0;
-    double total = compute_ms > 0 ? compute_ms : m->iteration_ms, wsum = 0, t;
+    double total = compute_ms > 0 ? compute_ms : m->iteration_ms, wsum = 0;
     cp_split split = m->split == CP_SPLIT_AUTO ? CP_SPLIT_PARAMS : m->split;
 
     memset(c, 0, sizeof *c);
@@ -83,13 +119,7 @@ int cp_compute_build(const cp_model *m, double compute_ms, cp_compute *c, cp_err
         c->fwd_total += c->fwd_ms[l];
         c->bwd_total += c->bwd_ms[l];
     }
-    /* eq. P2: backward from the last layer; layer l ready when its own
-     * backward is done */
-    t = c->fwd_total;
-    for (l = m->nlayers - 1; l >= 0; l--) {
-        t += c->bwd_ms[l];
-        c->ready_ms[l] = t;
-    }
+    set_ready(c);
     return CP_OK;
 }
 

@@ -32,6 +32,7 @@ typedef struct cp_compute {
     double *fwd_ms;      /* [layer] */
     double *bwd_ms;      /* [layer] */
     double fwd_total, bwd_total, optimizer_ms;
+    double lead_ms;      /* earlier micro-batches of an accumulated step (eq. P8); 0 */
     double *ready_ms;    /* [layer] time from iteration start when its gradients exist */
 } cp_compute;
 
@@ -44,8 +45,23 @@ void cp_compute_free(cp_compute *c);
 /* Multiply every compute time (and readiness) by f > 0. */
 void cp_compute_scale(cp_compute *c, double f);
 
-/* Total single-GPU iteration: forward + backward + optimizer. */
+/* Total compute of one optimizer step: earlier micro-batches + forward +
+ * backward + optimizer. */
 double cp_compute_total(const cp_compute *c);
+
+/* Eq. P7: DDP's gradient copies into the buckets, charged to the compute
+ * stream where the reducer runs them: each gradient is copied (and scaled
+ * by 1/N) into its bucket as backward produces it, stretching that layer's
+ * backward.  A copy reads and writes each byte once, at the GPU's memory
+ * bandwidth mem_gbs (GB/s); mem_gbs 0 charges nothing.  Returns what one
+ * such pass over every gradient costs (ms): the copy back after the
+ * all-reduce, which the caller places after the synchronisation. */
+double cp_compute_add_copies(cp_compute *c, const cp_model *m, int elem_bytes, double mem_gbs);
+
+/* Eq. P8: gradient accumulation.  steps - 1 micro-batches of micro_ms each
+ * (forward + backward, no synchronisation) run before the one whose
+ * backward overlaps the all-reduce. */
+void cp_compute_accumulate(cp_compute *c, int steps, double micro_ms);
 
 typedef struct cp_bucket {
     int first, count;    /* tensors order[first .. first+count) of cp_buckets.order */

@@ -131,6 +131,85 @@ static void test_timeline_by_hand(void **state)
     cp_model_free(m);
 }
 
+/* The same machine and model with GPU memory of 100 GB/s (eq. P7): a copy
+ * costs 2 bytes of traffic per byte, 2 / 100e6 ms per byte.
+ *   copy in:  layer 1 4194304 B -> 0.08388608 ms, layer 0 12582912 B -> 0.25165824 ms
+ *   backward: layer 1 5.08388608 (ready 10 + 5.08388608 = 15.08388608),
+ *             layer 0 15.25165824 (ready 30.33554432)
+ *   copy back 16777216 B -> 0.33554432 ms, before the optimizer
+ *   bucket 0: 15.08388608 + 0.13182912 = 15.2157152
+ *   bucket 1: 30.33554432 + 0.38348736 = 30.71903168
+ *   iteration 30.71903168 + 0.33554432 = 31.054576;
+ *   compute 30 + 2 x 0.33554432 = 30.67108864; exposed 0.38348736.
+ * gradient_as_bucket_view: no copy back, iteration 30.71903168. */
+static void test_copies_by_hand(void **state)
+{
+    static const int64_t numel[] = {3 * MIB, MIB};
+    cp_model *m = make_model(numel, NULL, 2);
+    cp_topo *t = test_nvlink_square(25, 25);
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    int g;
+    (void)state;
+    for (g = 0; g < t->ngpus; g++)
+        t->nodes[t->gpus[g]].mem_gbs = 100;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 30;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_near(pr.single_ms, 30.0, 1e-12);
+    assert_near(pr.copy_ms, 0.67108864, 1e-9);
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_near(p.runs[0].ready_ms, 15.08388608, 1e-9);
+    assert_near(p.runs[0].finish_ms, 15.2157152, 1e-6);
+    assert_near(p.runs[1].start_ms, 30.33554432, 1e-9);
+    assert_near(p.iteration_ms, 31.054576, 1e-6);
+    assert_near(p.compute_ms, 30.67108864, 1e-9);
+    assert_near(p.exposed_ms, 0.38348736, 1e-6);
+    cp_prediction_free(&p);
+    cp_predictor_free(&pr);
+    o.bucket_view = 1;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 0, &p, &e), CP_OK);
+    assert_near(p.iteration_ms, 30.71903168, 1e-6);
+    assert_near(p.compute_ms, 30.33554432, 1e-9);
+    cp_prediction_free(&p);
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
+/* Gradient accumulation (eq. P8), the timeline machine without copies,
+ * three micro-batches of 30 ms: two run first (lead 60 ms), layer 1 ready
+ * at 60 + 15 = 75, layer 0 at 90; bucket 1 finishes 90 + 0.38348736;
+ * compute 3 x 30 = 90, exposed 0.38348736 as with one micro-batch. */
+static void test_accumulation_by_hand(void **state)
+{
+    static const int64_t numel[] = {3 * MIB, MIB};
+    cp_model *m = make_model(numel, NULL, 2);
+    cp_topo *t = test_nvlink_square(25, 25);
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 30;
+    o.accum_steps = 3;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_near(p.runs[0].ready_ms, 75.0, 1e-9);
+    assert_near(p.runs[1].ready_ms, 90.0, 1e-9);
+    assert_near(p.compute_ms, 90.0, 1e-9);
+    assert_near(p.iteration_ms, 90.38348736, 1e-6);
+    assert_near(p.exposed_ms, 0.38348736, 1e-6);
+    cp_prediction_free(&p);
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
 /* Invariants (issue 4): iteration >= compute, exposed <= comm; a machine
  * with every link 10x faster never predicts a slower iteration; one GPU:
  * iteration = compute. */
@@ -263,6 +342,10 @@ static void test_horovod_fusion(void **state)
     assert_int_equal(p.nruns, 1);
     assert_near(p.runs[0].bytes, 8.0 * MIB, 0);
     assert_int_equal(p.runs[0].ntensors, 2);
+    /* eq. P7: the fused buffer is copied in and out at the V100's 900 GB/s,
+     * 4 x 8388608 B / 900e6 B/ms = 0.0372827022 ms on top of the all-reduce */
+    assert_near(p.comm_ms - cp_coll_time_us(&pr.coll, CP_OP_ALLREDUCE, CP_ALG_RING,
+                                            8.0 * MIB) / 1e3, 0.0372827022, 1e-9);
     /* the buffer starts on a cycle boundary: ready at 20 ms, cycles of 5 ms */
     assert_near(p.runs[0].start_ms, 20.0, 1e-9);
     cp_prediction_free(&p);
@@ -281,7 +364,8 @@ int main(void)
         cmocka_unit_test(test_compute_split),   cmocka_unit_test(test_ddp_buckets),
         cmocka_unit_test(test_timeline_by_hand), cmocka_unit_test(test_invariants),
         cmocka_unit_test(test_one_gpu),         cmocka_unit_test(test_resnet50_dgx1),
-        cmocka_unit_test(test_horovod_fusion),
+        cmocka_unit_test(test_horovod_fusion),  cmocka_unit_test(test_copies_by_hand),
+        cmocka_unit_test(test_accumulation_by_hand),
     };
     return cmocka_run_group_tests_name("predict", tests, NULL, NULL);
 }
