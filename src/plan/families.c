@@ -314,29 +314,103 @@ static int allreduce_family(fbuild *b, const cp_coll *c, cp_families *fs)
                : CP_OK;
 }
 
+/* The ps footprint of a machine of H > 2 identical hosts (cp_topo_replicate),
+ * by symmetry: every host's links carry what host 0's carry.  Host 0's
+ * loads come from a two-host window in which host 1 stands for the H - 1
+ * others (its GPUs and sockets carry H - 1 times the share), as the
+ * collective model's ps does; they are then copied to every host's links
+ * (replicas lay out H blocks of the same links, host-major).  One window of
+ * 2 n GPUs and 2 K sockets instead of H n x H K routes: --hosts 1024 took
+ * seconds per plan, and counted only the first CP_FAM_MAX_DEV sockets.
+ * 1 done, 0 some route missing, 2 not a host-major replica (the caller
+ * routes every pair instead), -1 error (b->e set). */
+static int ps_load_symmetric(fbuild *b, double *lat_us, int *nservers)
+{
+    const cp_topo *t = b->t;
+    cp_topo *w = NULL;
+    double H = t->rep_hosts, up = 0, down = 0;
+    int g, c, k, K = 0, rc = 1, per_host_links, nres_w;
+    fbuild wb;
+    if (cp_topo_replicate(t->rep_base, 2, &w, b->e))
+        return -1;
+    per_host_links = w->nlinks / 2;
+    nres_w = CP_NRES(w);
+    wb.t = w;
+    wb.e = b->e;
+    wb.load = calloc((size_t)nres_w + 1, sizeof *wb.load);
+    if (!wb.load || t->nlinks != per_host_links * t->rep_hosts) {
+        free(wb.load);
+        cp_topo_free(w);
+        return wb.load ? 2 : (cp_fail(b->e, CP_EINTERNAL, "out of memory"), -1);
+    }
+    for (c = 0; c < w->nnodes; c++)
+        K += w->nodes[c].kind == CP_CPU && w->nodes[c].reduce_gbs > 0 && w->nodes[c].host == 0;
+    for (g = 0; g < w->ngpus && rc == 1; g++)
+        for (c = 0; c < w->nnodes && rc == 1; c++) {
+            const cp_node *n = &w->nodes[c];
+            int gh = w->nodes[w->gpus[g]].host;
+            double share, u, d;
+            if (n->kind != CP_CPU || !(n->reduce_gbs > 0))
+                continue;
+            /* a remote GPU or socket of the window is H - 1 of them */
+            share = (n->host == gh ? 1.0 : H - 1) / (K * H);
+            u = cp_route_load(w, w->gpus[g], c, share, wb.load);
+            d = cp_route_load(w, c, w->gpus[g], share, wb.load);
+            if (u < 0 || d < 0)
+                rc = 0;
+            if (u > up)
+                up = u;
+            if (d > down)
+                down = d;
+        }
+    if (rc == 1) {
+        for (k = 0; k < 2 * t->nlinks; k++) /* arc 2l+d of host h = arc 2(l mod L)+d of host 0 */
+            b->load[k] = wb.load[2 * ((k >> 1) % per_host_links) + (k & 1)];
+        for (c = 0; c < t->nnodes; c++)
+            if (t->nodes[c].kind == CP_CPU && t->nodes[c].reduce_gbs > 0)
+                b->load[2 * t->nlinks + c] = t->ngpus / (K * H); /* sums N pushes of 1/(K H) */
+        *lat_us = up + down;
+        *nservers = (int)(K * H);
+    }
+    free(wb.load);
+    cp_topo_free(w);
+    return rc;
+}
+
 /* ps footprint: a 1/K share to each reducing socket (timing comes from the
  * collective model). */
 static int ps_family(fbuild *b, const cp_coll *c, cp_families *fs)
 {
     const cp_topo *t = b->t;
     cp_family *f = &fs->f[CP_FAM_PS];
-    int i, K = 0, cpus[CP_FAM_MAX_DEV] = {0};
+    int i, K = 0, total = 0, *cpus;
     double lat;
     if (!c->cost[CP_OP_ALLREDUCE][CP_ALG_PS].available) {
         snprintf(f->why_not, sizeof f->why_not, "%s", c->cost[CP_OP_ALLREDUCE][CP_ALG_PS].why_not);
         return CP_OK;
     }
-    for (i = 0; i < t->nnodes && K < CP_FAM_MAX_DEV; i++)
+    if (!(cpus = malloc((size_t)t->nnodes * sizeof *cpus)))
+        return cp_fail(b->e, CP_EINTERNAL, "out of memory");
+    for (i = 0; i < t->nnodes; i++)
         if (t->nodes[i].kind == CP_CPU && t->nodes[i].reduce_gbs > 0)
             cpus[K++] = i;
     clear(b);
-    if ((i = devices_load(b, cpus, K, 1.0 / K, &lat)) != 1)
-        return i < 0 ? CP_EINTERNAL : CP_OK; /* 0: some route missing, no ps */
-    for (i = 0; i < K; i++) {
-        f->dev[i] = cpus[i];
-        f->share[i] = 1.0 / K;
+    i = t->rep_base && t->rep_hosts > 2 ? ps_load_symmetric(b, &lat, &total) : 2;
+    if (i == 2) {
+        clear(b);
+        i = devices_load(b, cpus, K, 1.0 / K, &lat);
+        total = K;
     }
-    f->ndev = K;
+    f->ndev = K < CP_FAM_MAX_DEV ? K : CP_FAM_MAX_DEV; /* listed; all of them carry load */
+    for (K = 0; i == 1 && K < f->ndev; K++) {
+        f->dev[K] = cpus[K];
+        f->share[K] = 1.0 / total;
+    }
+    free(cpus);
+    if (i != 1) {
+        f->ndev = 0;
+        return i < 0 ? CP_EINTERNAL : CP_OK; /* 0: some route missing, no ps */
+    }
     if (cp_pattern_from_res(t, b->load, CP_NRES(t), NULL, 0, 0, &f->load) ||
         cp_pack(t, &f->load, 1, &f->pk, b->e))
         return CP_EINTERNAL;

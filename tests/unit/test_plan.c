@@ -9,6 +9,7 @@
 #include "load/load.h"
 #include "out/plan_write.h"
 #include "plan/deadlock.h"
+#include "plan/families.h"
 #include "plan/planner.h"
 #include "runtime/planfile.h"
 
@@ -341,6 +342,69 @@ static void test_loader_rejects_bad_files(void **state)
     }
 }
 
+/* Load a pattern puts on resource r (0 when it does not touch it). */
+static double pattern_use(const cp_pattern *p, int r)
+{
+    int k;
+    for (k = 0; k < p->nuse; k++)
+        if (p->arc[k] == r)
+            return p->use[k];
+    return 0;
+}
+
+/* The ps footprint of three DGX-1 V100 hosts computed by symmetry from a
+ * two-host window against the one routed pair by pair (the same machine
+ * without its replica record).  Equal-width routes may pick other NICs, so
+ * what must agree is what leaves and enters each host over the network, the
+ * packed rate, and the sums.  By hand: each of the 3 x 2 = 6 sockets sums
+ * what 24 GPUs push, 1/6 of every byte each: 24 / 6 = 4 bytes per byte. */
+static void test_ps_footprint_symmetry(void **state)
+{
+    cp_topo *t, *flat;
+    cp_coll c;
+    cp_families sym, pairs;
+    cp_err e;
+    int k, h, ncpu = 0;
+    (void)state;
+    assert_int_equal(cp_topo_load_hosts("topologies/dgx1-v100.json", 3, &t, &e), CP_OK);
+    assert_non_null(t->rep_base);
+    flat = cp_topo_clone(t);
+    assert_non_null(flat);
+    cp_topo_free(flat->rep_base); /* forget the replica: every pair routed */
+    flat->rep_base = NULL;
+    flat->rep_hosts = 0;
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_int_equal(cp_families_build(t, &c, &sym, &e), CP_OK);
+    assert_int_equal(cp_families_build(flat, &c, &pairs, &e), CP_OK);
+    assert_true(sym.f[CP_FAM_PS].available);
+    for (h = 0; h < 3; h++) {
+        double out_s = 0, out_p = 0, in_s = 0, in_p = 0;
+        for (k = 0; k < t->nlinks; k++)
+            if (t->links[k].kind == CP_NET && t->nodes[t->links[k].a].host == h) {
+                out_s += pattern_use(&sym.f[CP_FAM_PS].load, 2 * k);
+                out_p += pattern_use(&pairs.f[CP_FAM_PS].load, 2 * k);
+                in_s += pattern_use(&sym.f[CP_FAM_PS].load, 2 * k + 1);
+                in_p += pattern_use(&pairs.f[CP_FAM_PS].load, 2 * k + 1);
+            }
+        assert_true(out_s > 0);
+        assert_near(out_s, out_p, 1e-9);
+        assert_near(in_s, in_p, 1e-9);
+    }
+    for (k = 0; k < t->nnodes; k++)
+        if (t->nodes[k].kind == CP_CPU) {
+            assert_near(pattern_use(&sym.f[CP_FAM_PS].load, 2 * t->nlinks + k), 4.0, 1e-12);
+            assert_near(pattern_use(&pairs.f[CP_FAM_PS].load, 2 * t->nlinks + k), 4.0, 1e-12);
+            ncpu++;
+        }
+    assert_int_equal(ncpu, 6);
+    assert_near(sym.f[CP_FAM_PS].gbs, pairs.f[CP_FAM_PS].gbs, 1e-9);
+    cp_families_free(&sym);
+    cp_families_free(&pairs);
+    cp_coll_free(&c);
+    cp_topo_free(flat);
+    cp_topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_loader_rejects_wrong_model),
         cmocka_unit_test(test_deadlock_check),
         cmocka_unit_test(test_loader_rejects_bad_files),
+        cmocka_unit_test(test_ps_footprint_symmetry),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
