@@ -90,6 +90,40 @@ static void test_ddp_buckets(void **state)
     cp_model_free(m);
 }
 
+/* The machine and model of the three by-hand timelines below: the NVLink
+ * square with GPU memory of mem_gbs (0: none), a 12 MiB tensor in layer 0
+ * and a 4 MiB one in layer 1, 30 ms of compute, default options but for
+ * accum_steps and bucket_view. */
+typedef struct square_case {
+    cp_model *m;
+    cp_topo *t;
+    cp_predict_opts o;
+    cp_predictor pr;
+} square_case;
+
+static void square_open(square_case *c, double mem_gbs, int accum_steps, int bucket_view)
+{
+    static const int64_t numel[] = {3 * MIB, MIB};
+    cp_err e;
+    int g;
+    cp_predict_opts_default(&c->o);
+    c->o.compute_ms = 30;
+    c->o.accum_steps = accum_steps;
+    c->o.bucket_view = bucket_view;
+    c->m = make_model(numel, NULL, 2);
+    c->t = test_nvlink_square(25, 25);
+    for (g = 0; g < c->t->ngpus; g++)
+        c->t->nodes[c->t->gpus[g]].mem_gbs = mem_gbs;
+    assert_int_equal(cp_predictor_init(&c->pr, c->m, c->t, &c->o, &e), CP_OK);
+}
+
+static void square_close(square_case *c)
+{
+    cp_predictor_free(&c->pr);
+    cp_topo_free(c->t);
+    cp_model_free(c->m);
+}
+
 /* Four GPUs in an NVLink square (25 GB/s, 1 us hops, uncalibrated): ring
  * AllReduce T(S) = 6 us + 1.5 S / 50e3 us (test_collective.c).
  * Model: layer 0 a 12 MiB tensor, layer 1 a 4 MiB tensor, 30 ms split by
@@ -101,18 +135,12 @@ static void test_ddp_buckets(void **state)
  * iteration 30.383487, comm 0.131829 + 0.383487 = 0.515316, exposed 0.383487 */
 static void test_timeline_by_hand(void **state)
 {
-    static const int64_t numel[] = {3 * MIB, MIB};
-    cp_model *m = make_model(numel, NULL, 2);
-    cp_topo *t = test_nvlink_square(25, 25);
-    cp_predictor pr;
-    cp_predict_opts o;
+    square_case c;
     cp_prediction p;
     cp_err e;
     (void)state;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 30;
-    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
-    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    square_open(&c, 0, 1, 0);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
     assert_true(p.available);
     assert_int_equal(p.nruns, 2);
     assert_near(p.runs[0].start_ms, 15.0, 1e-9);
@@ -123,12 +151,10 @@ static void test_timeline_by_hand(void **state)
     assert_near(p.exposed_ms, 0.383487, 1e-6);
     cp_prediction_free(&p);
     /* no reducing CPU: the parameter server is unavailable, with a reason */
-    assert_int_equal(cp_predict(&pr, CP_S_PS, &o, 0, &p, &e), CP_OK);
+    assert_int_equal(cp_predict(&c.pr, CP_S_PS, &c.o, 0, &p, &e), CP_OK);
     assert_false(p.available);
     assert_non_null(strstr(p.why_not, "reduce_gbs"));
-    cp_predictor_free(&pr);
-    cp_topo_free(t);
-    cp_model_free(m);
+    square_close(&c);
 }
 
 /* The same machine and model with GPU memory of 100 GB/s (eq. P7): a copy
@@ -144,23 +170,14 @@ static void test_timeline_by_hand(void **state)
  * gradient_as_bucket_view: no copy back, iteration 30.71903168. */
 static void test_copies_by_hand(void **state)
 {
-    static const int64_t numel[] = {3 * MIB, MIB};
-    cp_model *m = make_model(numel, NULL, 2);
-    cp_topo *t = test_nvlink_square(25, 25);
-    cp_predictor pr;
-    cp_predict_opts o;
+    square_case c;
     cp_prediction p;
     cp_err e;
-    int g;
     (void)state;
-    for (g = 0; g < t->ngpus; g++)
-        t->nodes[t->gpus[g]].mem_gbs = 100;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 30;
-    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
-    assert_near(pr.single_ms, 30.0, 1e-12);
-    assert_near(pr.copy_ms, 0.67108864, 1e-9);
-    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    square_open(&c, 100, 1, 0);
+    assert_near(c.pr.single_ms, 30.0, 1e-12);
+    assert_near(c.pr.copy_ms, 0.67108864, 1e-9);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
     assert_near(p.runs[0].ready_ms, 15.08388608, 1e-9);
     assert_near(p.runs[0].finish_ms, 15.2157152, 1e-6);
     assert_near(p.runs[1].start_ms, 30.33554432, 1e-9);
@@ -168,16 +185,13 @@ static void test_copies_by_hand(void **state)
     assert_near(p.compute_ms, 30.67108864, 1e-9);
     assert_near(p.exposed_ms, 0.38348736, 1e-6);
     cp_prediction_free(&p);
-    cp_predictor_free(&pr);
-    o.bucket_view = 1;
-    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
-    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 0, &p, &e), CP_OK);
+    square_close(&c);
+    square_open(&c, 100, 1, 1);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 0, &p, &e), CP_OK);
     assert_near(p.iteration_ms, 30.71903168, 1e-6);
     assert_near(p.compute_ms, 30.33554432, 1e-9);
     cp_prediction_free(&p);
-    cp_predictor_free(&pr);
-    cp_topo_free(t);
-    cp_model_free(m);
+    square_close(&c);
 }
 
 /* Gradient accumulation (eq. P8), the timeline machine without copies,
@@ -186,28 +200,19 @@ static void test_copies_by_hand(void **state)
  * compute 3 x 30 = 90, exposed 0.38348736 as with one micro-batch. */
 static void test_accumulation_by_hand(void **state)
 {
-    static const int64_t numel[] = {3 * MIB, MIB};
-    cp_model *m = make_model(numel, NULL, 2);
-    cp_topo *t = test_nvlink_square(25, 25);
-    cp_predictor pr;
-    cp_predict_opts o;
+    square_case c;
     cp_prediction p;
     cp_err e;
     (void)state;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 30;
-    o.accum_steps = 3;
-    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
-    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    square_open(&c, 0, 3, 0);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
     assert_near(p.runs[0].ready_ms, 75.0, 1e-9);
     assert_near(p.runs[1].ready_ms, 90.0, 1e-9);
     assert_near(p.compute_ms, 90.0, 1e-9);
     assert_near(p.iteration_ms, 90.38348736, 1e-6);
     assert_near(p.exposed_ms, 0.38348736, 1e-6);
     cp_prediction_free(&p);
-    cp_predictor_free(&pr);
-    cp_topo_free(t);
-    cp_model_free(m);
+    square_close(&c);
 }
 
 /* Invariants (issue 4): iteration >= compute, exposed <= comm; a machine
