@@ -1,7 +1,10 @@
 /*
- * cmd_import.c - `coarse-plan import nccl-topo FILE.xml`: convert a real
- * machine description into coarse-plan topology JSON, validated by the
- * same loader every other command uses.
+ * cmd_import.c - `coarse-plan import nccl-topo FILE.xml` and `coarse-plan
+ * import smi-topo TOPO-M.txt`: convert a real machine description (NCCL's
+ * topology XML, or the matrix `nvidia-smi topo -m` prints) into coarse-plan
+ * topology JSON, validated by the same loader every other command uses and
+ * written atomically.  Each kind parses its own options; they share the
+ * checking and writing (finish_topology) and --calibration.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,6 +14,7 @@
 #include "cli/cli.h"
 #include "core/fileio.h"
 #include "import/nccl_topo.h"
+#include "import/smi_topo.h"
 #include "load/load.h"
 #include "out/jsonfmt.h"
 
@@ -31,9 +35,41 @@ static const char help[] =
     "      --net-latency-us Y NIC-to-NIC latency when the file gives none (default 1.5)\n"
     "      --calibration TOPO copy the calibration block of this topology JSON (e.g. a\n"
     "                         shipped one of the same GPU generation); without it the\n"
+    "                         result is uncalibrated (docs/calibration.md)\n"
+    "\n"
+    "       coarse-plan import smi-topo TOPO-M.txt [-o OUT.json] [--gpu p100|v100|a100|h100]\n"
+    "                          [--nvlink-gbs X] [--pcie-gbs Y] [--net-gbs Z] ...\n"
+    "\n"
+    "Convert the matrix `nvidia-smi topo -m` prints; `coarse-plan import smi-topo\n"
+    "--help` lists its options.\n";
+
+static const char smi_help[] =
+    "usage: coarse-plan import smi-topo TOPO-M.txt [-o OUT.json] [--name NAME]\n"
+    "                          [--gpu p100|v100|a100|h100] [--nvlink-gbs X] [--pcie-gbs Y]\n"
+    "                          [--net-gbs Z] [--net-latency-us W] [--calibration TOPO]\n"
+    "\n"
+    "Convert the matrix `nvidia-smi topo -m` prints (saved to a file; text before and\n"
+    "after it is skipped) into coarse-plan topology JSON: NV# cells become NVLinks,\n"
+    "PIX groups a PCIe switch, PXB groups an upstream switch, PHB/NODE and SYS cells\n"
+    "(or the affinity column) CPU sockets, NIC columns NICs.  The matrix gives no\n"
+    "rates: they come from --gpu or the flags, and every assumption is listed in the\n"
+    "output's note (docs/import.md).  The result is checked with the topology loader\n"
+    "before it is written (atomically; default: standard output).\n"
+    "\n"
+    "  -o, --output FILE      where to write (\"-\": standard output, the default)\n"
+    "      --name NAME        topology name (default: the file's base name)\n"
+    "      --gpu GEN          p100, v100, a100 or h100: the NVLink rate (20, 25, 25, 25 GB/s\n"
+    "                         per link), the PCIe rate (12, 12, 24, 48 GB/s) and the part\n"
+    "      --nvlink-gbs X     GB/s per NVLink per direction; needed, or --gpu, when the\n"
+    "                         matrix has NV cells\n"
+    "      --pcie-gbs Y       GB/s of every PCIe link (default: by --gpu, else 12, Gen3 x16)\n"
+    "      --net-gbs Z        NIC speed, GB/s (default 12.5)\n"
+    "      --net-latency-us W NIC-to-NIC latency (default 1.5)\n"
+    "      --calibration TOPO copy the calibration block of this topology JSON (e.g. a\n"
+    "                         shipped one of the same GPU generation); without it the\n"
     "                         result is uncalibrated (docs/calibration.md)\n";
 
-enum { OPT_NAME = 256, OPT_NETGBS, OPT_NETLAT, OPT_CALIB };
+enum { OPT_NAME = 256, OPT_NETGBS, OPT_NETLAT, OPT_CALIB, OPT_GPU, OPT_NVGBS, OPT_PCIEGBS };
 
 /* Copy the "calibration" object of another topology file into root. */
 static int copy_calibration(const char *from, json_t *root, cp_err *e)
@@ -56,19 +92,18 @@ static int copy_calibration(const char *from, json_t *root, cp_err *e)
     return rc;
 }
 
-static int convert(const char *in, const char *out, const cp_import_opts *o,
-                   const char *calib, cp_err *e)
+/* Check a converted topology (root, borrowed) with the loader, after
+ * copying the calibration block of `calib` when given, then write it to
+ * `out` atomically.  Every importer whose result is a topology ends here. */
+static int finish_topology(const char *in, const char *out, json_t *root, const char *calib,
+                           cp_err *e)
 {
-    char *text = NULL, *json = NULL;
-    size_t len;
-    json_t *root = NULL;
+    char *json = NULL;
     cp_jdoc d;
     cp_topo *t = NULL;
     cp_outfile f;
-    int rc = cp_read_file(in, &text, &len, e);
-    if (rc == CP_OK)
-        rc = cp_import_nccl_topo(in, text, len, o, &root, e);
-    if (rc == CP_OK && calib)
+    int rc = CP_OK;
+    if (calib)
         rc = copy_calibration(calib, root, e);
     if (rc == CP_OK) { /* validate through the loader */
         json = json_dumps(root, JSON_REAL_PRECISION(12));
@@ -95,9 +130,102 @@ static int convert(const char *in, const char *out, const cp_import_opts *o,
     }
     cp_topo_free(t);
     free(json);
+    return rc;
+}
+
+static int convert(const char *in, const char *out, const cp_import_opts *o,
+                   const char *calib, cp_err *e)
+{
+    char *text = NULL;
+    size_t len;
+    json_t *root = NULL;
+    int rc = cp_read_file(in, &text, &len, e);
+    if (rc == CP_OK)
+        rc = cp_import_nccl_topo(in, text, len, o, &root, e);
+    if (rc == CP_OK)
+        rc = finish_topology(in, out, root, calib, e);
     json_decref(root);
     free(text);
     return rc;
+}
+
+static int convert_smi(const char *in, const char *out, const cp_smi_opts *o,
+                       const char *calib, cp_err *e)
+{
+    char *text = NULL;
+    size_t len;
+    json_t *root = NULL;
+    int rc = cp_read_file(in, &text, &len, e);
+    if (rc == CP_OK)
+        rc = cp_import_smi_topo(in, text, len, o, &root, e);
+    if (rc == CP_OK)
+        rc = finish_topology(in, out, root, calib, e);
+    json_decref(root);
+    free(text);
+    return rc;
+}
+
+/* One option of `import smi-topo`; CP_OK or a usage error. */
+static int smi_option(int c, cp_smi_opts *o, const char **out, const char **calib)
+{
+    static const char cmd[] = "import smi-topo";
+    switch (c) {
+    case 'o': *out = optarg; return CP_OK;
+    case OPT_NAME: o->base.name = optarg; return CP_OK;
+    case OPT_CALIB: *calib = optarg; return CP_OK;
+    case OPT_GPU:
+        if (!cp_smi_gpu_known(optarg))
+            return cli_usage(cmd, "--gpu: expected p100, v100, a100 or h100, got '%s'", optarg);
+        o->gpu = optarg;
+        return CP_OK;
+    case OPT_NVGBS: return cli_parse_positive(cmd, "--nvlink-gbs", optarg, 1e4, &o->nvlink_gbs);
+    case OPT_PCIEGBS: return cli_parse_positive(cmd, "--pcie-gbs", optarg, 1e4, &o->pcie_gbs);
+    case OPT_NETGBS: return cli_parse_positive(cmd, "--net-gbs", optarg, 1e4, &o->base.net_gbs);
+    case OPT_NETLAT:
+        return cli_parse_positive(cmd, "--net-latency-us", optarg, 1e5, &o->base.net_lat_us);
+    default: return cli_usage(cmd, "unknown option");
+    }
+}
+
+/* `import smi-topo ...`: argv[0] is "smi-topo". */
+static int import_smi(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"output", required_argument, NULL, 'o'},   {"name", required_argument, NULL, OPT_NAME},
+        {"gpu", required_argument, NULL, OPT_GPU},
+        {"nvlink-gbs", required_argument, NULL, OPT_NVGBS},
+        {"pcie-gbs", required_argument, NULL, OPT_PCIEGBS},
+        {"net-gbs", required_argument, NULL, OPT_NETGBS},
+        {"net-latency-us", required_argument, NULL, OPT_NETLAT},
+        {"calibration", required_argument, NULL, OPT_CALIB},
+        {"help", no_argument, NULL, 'h'},           {0, 0, 0, 0}};
+    cp_smi_opts o;
+    const char *out = "-", *calib = NULL;
+    cp_err e;
+    int c, rc = CP_OK;
+
+    cp_smi_opts_default(&o);
+    opterr = 0;
+    optind = 1;
+    while (rc == CP_OK && (c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(smi_help, stdout);
+            return CP_OK;
+        }
+        if (c == ':' || c == '?') /* name the option as the user wrote it */
+            return cli_usage("import smi-topo", c == ':' ? "option '%s' needs a value"
+                                                         : "unknown option '%s'",
+                             argv[optind - 1]);
+        rc = smi_option(c, &o, &out, &calib);
+    }
+    if (rc)
+        return rc;
+    if (optind + 1 != argc)
+        return cli_usage("import smi-topo", "expected: import smi-topo TOPO-M.txt");
+    if (cp_same_file(out, argv[optind]))
+        return cli_usage("import smi-topo", "-o %s would overwrite the input", out);
+    cp_err_clear(&e);
+    return cli_report(convert_smi(argv[optind], out, &o, calib, &e), &e);
 }
 
 int cmd_import(int argc, char **argv)
@@ -113,6 +241,8 @@ int cmd_import(int argc, char **argv)
     cp_err e;
     int c, rc = CP_OK;
 
+    if (argc > 1 && strcmp(argv[1], "smi-topo") == 0)
+        return import_smi(argc - 1, argv + 1);
     cp_import_opts_default(&o);
     opterr = 0;
     optind = 1;
@@ -133,9 +263,13 @@ int cmd_import(int argc, char **argv)
     if (rc)
         return rc;
     if (optind + 2 != argc)
-        return cli_usage("import", "expected: import nccl-topo FILE.xml");
+        return cli_usage("import", "expected: import nccl-topo FILE.xml (or import smi-topo "
+                         "FILE)");
+    if (strcmp(argv[optind], "smi-topo") == 0) /* options came first */
+        return cli_usage("import", "write the format first: import smi-topo FILE [options]");
     if (strcmp(argv[optind], "nccl-topo") != 0)
-        return cli_usage("import", "unknown format '%s' (supported: nccl-topo)", argv[optind]);
+        return cli_usage("import", "unknown format '%s' (supported: nccl-topo, smi-topo)",
+                         argv[optind]);
     if (cp_same_file(out, argv[optind + 1]))
         return cli_usage("import", "-o %s would overwrite the input", out);
     cp_err_clear(&e);

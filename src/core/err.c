@@ -57,6 +57,46 @@ int cp_fail(cp_err *e, int status, const char *fmt, ...)
     return status;
 }
 
+/* Copy line `line` of the text into e->src_line.  Long lines are shown as a
+ * window around the column; e->src_col is the caret's place in that window
+ * (e->col stays the column in the file, for editors).  Lines end
+ * at '\n' only (columns count from there, as jansson's do); a CR before it
+ * is dropped, and other CRs and NULs inside the line are shown as spaces.
+ * The column may lie past the line's end (an error at the end of the file):
+ * the window then shows the line's tail. */
+void cp_err_set_source(cp_err *e, const char *text, size_t len, int line)
+{
+    size_t i = 0, end, start, k;
+    int ln = 1, width = (int)sizeof e->src_line - 1;
+    while (i < len && ln < line) {
+        if (text[i++] == '\n')
+            ln++;
+    }
+    if (ln != line || i >= len)
+        return;
+    end = i;
+    while (end < len && text[end] != '\n')
+        end++;
+    if (end > i && text[end - 1] == '\r')
+        end--;
+    start = i;
+    e->src_col = 0;
+    if (e->col > width - 20) {
+        size_t shift = (size_t)(e->col - width / 2);
+        if (shift > end - start)
+            shift = end - start;
+        start += shift;
+        e->src_col = e->col - (int)shift;
+    }
+    if (end > start + (size_t)width)
+        end = start + (size_t)width;
+    memcpy(e->src_line, text + start, end - start);
+    e->src_line[end - start] = '\0';
+    for (k = 0; k < end - start; k++)
+        if (e->src_line[k] == '\r' || e->src_line[k] == '\0')
+            e->src_line[k] = ' ';
+}
+
 /* The source line with tabs kept (so the caret lines up) and a caret under
  * column `col`.  Column counts bytes, as jansson's do. */
 static void print_caret(const cp_err *e, FILE *out)

@@ -14,6 +14,7 @@
 #ifndef CP_ERR_H
 #define CP_ERR_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* Status codes double as exit codes (see DESIGN.md section 3). */
@@ -51,6 +52,13 @@ int cp_fail_at(cp_err *e, int status, const char *file, int line, int col,
 /* Same as cp_fail_at with a va_list. */
 int cp_vfail_at(cp_err *e, int status, const char *file, int line, int col,
                 const char *where, const char *fmt, va_list ap);
+
+/* Show line `line` of `text` (len bytes; the input the error is about) under
+ * the message, with a caret at e->col: copies it into e->src_line.  Long
+ * lines are cut to a window around the column.  A line past the end of the
+ * text is a no-op.  Used by every reader that keeps its input's text (the
+ * JSON documents, the nvidia-smi matrix importer). */
+void cp_err_set_source(cp_err *e, const char *text, size_t len, int line);
 
 /* Print the error in the one format described above. */
 void cp_err_print(const cp_err *e, FILE *out);

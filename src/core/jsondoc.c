@@ -19,7 +19,6 @@
 /* ------------------------------------------------------------------------ */
 /* Loading                                                                   */
 
-static void set_source_line(cp_err *e, const char *text, size_t len, int line);
 static void offset_to_linecol(const char *text, size_t off, int *line, int *col);
 
 /* JSON text never holds a raw NUL byte, but jansson accepts one right after
@@ -34,7 +33,7 @@ static int reject_nul(const char *path, const char *text, size_t len, cp_err *e)
     offset_to_linecol(text, (size_t)(nul - text), &line, &col);
     cp_fail_at(e, CP_EINPUT, path, line, col, NULL,
                "invalid JSON: NUL byte (a file of text was expected)");
-    set_source_line(e, text, len, line);
+    cp_err_set_source(e, text, len, line);
     return CP_EINPUT;
 }
 
@@ -59,7 +58,7 @@ int cp_jdoc_load_text(cp_jdoc *d, const char *path, const char *text, size_t len
     if (!d->root) {
         cp_fail_at(e, CP_EINPUT, path, jerr.line > 0 ? jerr.line : 1,
                    jerr.column > 0 ? jerr.column : 1, NULL, "invalid JSON: %s", jerr.text);
-        set_source_line(e, d->text, d->len, e->line);
+        cp_err_set_source(e, d->text, d->len, e->line);
         cp_jdoc_free(d);
         return CP_EINPUT;
     }
@@ -294,46 +293,6 @@ void cp_jdoc_elem_lines(const cp_jdoc *d, const json_t *arr, int *lines)
     }
 }
 
-/* Copy line `line` of the text into e->src_line.  Long lines are shown as a
- * window around the column; e->src_col is the caret's place in that window
- * (e->col stays the column in the file, for editors).  Lines end
- * at '\n' only (columns count from there, as jansson's do); a CR before it
- * is dropped, and other CRs and NULs inside the line are shown as spaces.
- * The column may lie past the line's end (an error at the end of the file):
- * the window then shows the line's tail. */
-static void set_source_line(cp_err *e, const char *text, size_t len, int line)
-{
-    size_t i = 0, end, start, k;
-    int ln = 1, width = (int)sizeof e->src_line - 1;
-    while (i < len && ln < line) {
-        if (text[i++] == '\n')
-            ln++;
-    }
-    if (ln != line || i >= len)
-        return;
-    end = i;
-    while (end < len && text[end] != '\n')
-        end++;
-    if (end > i && text[end - 1] == '\r')
-        end--;
-    start = i;
-    e->src_col = 0;
-    if (e->col > width - 20) {
-        size_t shift = (size_t)(e->col - width / 2);
-        if (shift > end - start)
-            shift = end - start;
-        start += shift;
-        e->src_col = e->col - (int)shift;
-    }
-    if (end > start + (size_t)width)
-        end = start + (size_t)width;
-    memcpy(e->src_line, text + start, end - start);
-    e->src_line[end - start] = '\0';
-    for (k = 0; k < end - start; k++)
-        if (e->src_line[k] == '\r' || e->src_line[k] == '\0')
-            e->src_line[k] = ' ';
-}
-
 int cp_jdoc_fail(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *key,
                  const char *where, const char *fmt, ...)
 {
@@ -347,7 +306,7 @@ int cp_jdoc_fail(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *key
                 key ? cp_jpath(path, sizeof path, where, key) : where, fmt, ap);
     va_end(ap);
     if (e && line > 0)
-        set_source_line(e, d->text, d->len, line);
+        cp_err_set_source(e, d->text, d->len, line);
     return CP_EINPUT;
 }
 
@@ -443,7 +402,7 @@ static int member(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *wh
         cp_fail_at(e, CP_EINPUT, d->path, line, col, where,
                    "missing required key \"%s\" (%s)", key, expect);
         if (line > 0)
-            set_source_line(e, d->text, d->len, line);
+            cp_err_set_source(e, d->text, d->len, line);
         return CP_EINPUT;
     }
     return CP_OK;

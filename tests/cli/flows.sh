@@ -1,6 +1,7 @@
 #!/bin/sh
 # flows.sh - end-to-end flows that span several commands: plan -> check ->
-# simulate -> the runtime example, model verification, and atomic output.
+# simulate -> the runtime example, model verification, atomic output, and
+# import smi-topo -> check.
 # Assertions are on exit codes and on words the commands promise, not on
 # computed numbers (the unit suites check those against hand derivations).
 #
@@ -65,6 +66,26 @@ if "$BIN" compare -m models/resnet50.json,models/gpt2.json -t topologies/dgx1-v1
     head -c 4 "$tmp/c.svg" | grep -q '<svg' && tail -n 1 "$tmp/c.svg" | grep -q '</svg>' &&
     [ "$(grep -c '<rect x=.*<title>' "$tmp/c.svg")" -eq 4 ]; then ok "compare csv and svg"
 else bad "compare csv and svg"; fi
+
+# 7. import smi-topo: a converted matrix is a topology that check accepts
+#    (4 GPUs, 1 NIC, 7 links, as tests/cases/import-smi-pcie expects); a bad
+#    matrix given -o writes nothing: no file, no temporary, an existing file
+#    left as it was
+if "$BIN" import smi-topo tests/cases/import-smi-pcie/topo.txt -o "$tmp/smi.json" 2>/dev/null &&
+    "$BIN" check "$tmp/smi.json" | grep -q ': ok: topology topo: 1 host, 4 GPUs, 1 NICs, 0 memory devices, 7 links$'; then
+    ok "import smi-topo -o then check"; else bad "import smi-topo -o then check"; fi
+mkdir "$tmp/smi"
+"$BIN" import smi-topo tests/cases/import-smi-asymmetric/topo.txt --gpu v100 -o "$tmp/smi/new.json" \
+    >/dev/null 2>&1
+st=$?
+printf 'keep me\n' >"$tmp/smi/keep.json"
+"$BIN" import smi-topo tests/cases/import-smi-no-nvlink-rate/topo.txt -o "$tmp/smi/keep.json" \
+    >/dev/null 2>&1
+st2=$?
+if [ "$st" -eq 2 ] && [ "$st2" -eq 2 ] && [ ! -e "$tmp/smi/new.json" ] &&
+    [ "$(cat "$tmp/smi/keep.json")" = "keep me" ] && [ "$(ls -A "$tmp/smi")" = "keep.json" ]; then
+    ok "failed import smi-topo -o writes nothing and keeps the old file"
+else bad "failed import smi-topo -o writes nothing and keeps the old file"; fi
 
 [ "$fail" -eq 0 ] && echo "flows: all passed"
 exit "$fail"

@@ -5,9 +5,9 @@
 #        `make fuzz FUZZ_SECONDS=N` and `make fuzz-smoke` call it)
 #
 # Targets: model, topo, nccl (nccl-tests tables), plan, ncclxml (NCCL
-# topology XML for `import`); FUZZ_TARGETS="..." in the environment runs a
-# subset.  Each starts from
-# its seeds, read in place and never copied:
+# topology XML for `import`), smi (nvidia-smi topo -m matrices for `import
+# smi-topo`); FUZZ_TARGETS="..." in the environment runs a subset.  Each
+# starts from its seeds, read in place and never copied:
 #   tests/fuzz/corpus/<target>/   the inputs of tests/cases/ of that kind
 #   tests/data/good/<target>/     valid inputs at the schema's edges
 #   tests/data/bad/<target>/      invalid inputs and every past crash
@@ -51,7 +51,7 @@ if [ -x "$BIN" ]; then
         -o "$plans/vgg16-pcie-t4-cxl-proxy.json" >/dev/null 2>&1
 fi
 
-for t in ${FUZZ_TARGETS:-model topo nccl plan ncclxml}; do
+for t in ${FUZZ_TARGETS:-model topo nccl plan ncclxml smi}; do
     bin=$FUZZ_DIR/fuzz_$t
     seeds="tests/fuzz/corpus/$t tests/data/good/$t tests/data/bad/$t"
     extra_t="" env_t="ASAN_OPTIONS=${ASAN_OPTIONS:-}"
@@ -74,6 +74,12 @@ for t in ${FUZZ_TARGETS:-model topo nccl plan ncclxml}; do
         extra_t="-detect_leaks=0" env_t="ASAN_OPTIONS=detect_leaks=0"
         maxlen=16384 dict=tests/fuzz/ncclxml.dict
         [ -d ../shared/data/topologies ] && seeds="$seeds ../shared/data/topologies" ;;
+    smi)
+        # the reference matrices sit among the XML files and in the konnase
+        # nccl-tests log; the other files there are seeds of text all the same
+        maxlen=16384 dict=tests/fuzz/smi.dict
+        [ -d ../shared/data/topologies ] && seeds="$seeds ../shared/data/topologies"
+        [ -d ../shared/data/nccl-tests ] && seeds="$seeds ../shared/data/nccl-tests" ;;
     esac
     if [ "$smoke" = 1 ]; then
         work=$scratch/$t

@@ -53,6 +53,13 @@ trap 'rm -rf "$tmp"' EXIT
     for x in ../shared/data/topologies/*.xml; do
         [ -f "$x" ] && echo "import nccl-topo $x"
     done
+    for x in tests/data/good/smi/*; do
+        echo "import smi-topo $x --gpu a100"
+    done
+    for x in ../shared/data/topologies/*topo-m*.txt \
+        ../shared/data/nccl-tests/v100-sxm2-8gpu-hybridcubemesh_konnase.txt; do
+        [ -f "$x" ] && echo "import smi-topo $x --gpu v100"
+    done
     if [ -d ../shared/data/nccl-tests ]; then
         echo "calibrate ../shared/data/nccl-tests/v100-sxm2-8gpu-hybridcubemesh_konnase.txt -t topologies/dgx1-v100.json --json"
         echo "calibrate ../shared/data/nccl-tests/aws-p3dn-2node-16xV100_efa.txt -t topologies/aws-p3dn.json --hosts 2"

@@ -19,6 +19,8 @@
 #                              --hosts 2 by info -t and collective     -> 2
 #   bad/ncclxml/*              import nccl-topo FILE                   -> 2
 #   good/ncclxml/*             import nccl-topo FILE                   -> 0
+#   bad/smi/*                  import smi-topo FILE --gpu v100         -> 2
+#   good/smi/*                 import smi-topo FILE --gpu v100         -> 0
 #   good/plan/*                check FILE                              -> 0
 #
 # tests/data/pending/ holds inputs that still break code this test does not
@@ -108,6 +110,13 @@ done
 for f in tests/data/good/ncclxml/*; do
     [ -f "$f" ] && expect 0 import nccl-topo "$f"
 done
+# --gpu v100 gives NV cells a rate, so that the errors are the matrix's own
+for f in tests/data/bad/smi/*; do
+    [ -f "$f" ] && expect 2 import smi-topo "$f" --gpu v100
+done
+for f in tests/data/good/smi/*; do
+    [ -f "$f" ] && expect 0 import smi-topo "$f" --gpu v100
+done
 
 # Pending inputs: state only.
 open=0
@@ -117,6 +126,7 @@ for f in tests/data/pending/*/*; do
     */topo/*) set -- collective -t "$f" -b 1M -e 1M ;;
     */nccl/*) set -- calibrate "$f" -t "$NCCL_TOPO" ;;
     */ncclxml/*) set -- import nccl-topo "$f" ;;
+    */smi/*) set -- import smi-topo "$f" --gpu v100 ;;
     *) set -- check "$f" ;;
     esac
     timeout "${PENDING_TIMEOUT:-3}" "$BIN" "$@" >/dev/null 2>"$tmp/err"

@@ -46,6 +46,14 @@ trap 'rm -rf "$tmp"' EXIT
     echo "0 plan -m models/vgg16.json -t topologies/pcie-t4-cxl.json --mode proxy -o @TMP@/proxy.json"
     echo "0 import nccl-topo tests/data/good/ncclxml/two-gpus-nvlink.xml -o @TMP@/imported.json"
     echo "0 info -t @TMP@/imported.json"
+    echo "0 import smi-topo tests/data/good/smi/a100-4gpu-nv12-nics.txt --gpu a100 -o @TMP@/smi.json"
+    echo "0 info -t @TMP@/smi.json"
+    echo "0 import smi-topo tests/data/good/smi/pcie-6gpu-pix-pxb-node-sys.txt"
+    if [ -f ../shared/data/topologies/dgx1_nvidia-smi-topo-m_msccl-tools.txt ]; then
+        echo "0 import smi-topo ../shared/data/topologies/dgx1_nvidia-smi-topo-m_msccl-tools.txt --gpu v100 --calibration topologies/dgx1-v100.json -o @TMP@/smi-dgx1.json"
+        echo "0 collective -t @TMP@/smi-dgx1.json"
+        echo "2 import smi-topo ../shared/data/topologies/dgx1_nvidia-smi-topo-m_msccl-tools.txt"
+    fi
     if [ -f ../shared/data/topologies/azure-ndv4-topo.xml ]; then
         echo "0 import nccl-topo ../shared/data/topologies/azure-ndv4-topo.xml -o -"
     fi
@@ -67,6 +75,8 @@ trap 'rm -rf "$tmp"' EXIT
     echo "2 plan -m models/gpt2.json -t topologies/dgx1-v100-cxl.json -o models/gpt2.json"
     echo "2 simulate -p does-not-exist.json"
     for f in tests/data/bad/ncclxml/*; do echo "2 import nccl-topo $f"; done
+    for f in tests/data/bad/smi/*; do echo "2 import smi-topo $f --gpu v100"; done
+    echo "2 import smi-topo tests/data/good/smi/one-gpu.txt --gpu t4"
 } >"$tmp/cmds"
 
 n=0
