@@ -19,6 +19,8 @@
 #                              --hosts 2 by info -t and collective     -> 2
 #   bad/ncclxml/*              import nccl-topo FILE                   -> 2
 #   good/ncclxml/*             import nccl-topo FILE                   -> 0
+#   bad/hf/*                   import hf-config FILE                   -> 2
+#   good/hf/*                  import hf-config FILE                   -> 0
 #   good/plan/*                check FILE                              -> 0
 #
 # tests/data/pending/ holds inputs that still break code this test does not
@@ -108,6 +110,12 @@ done
 for f in tests/data/good/ncclxml/*; do
     [ -f "$f" ] && expect 0 import nccl-topo "$f"
 done
+for f in tests/data/bad/hf/*; do
+    [ -f "$f" ] && expect 2 import hf-config "$f"
+done
+for f in tests/data/good/hf/*; do
+    [ -f "$f" ] && expect 0 import hf-config "$f"
+done
 
 # Pending inputs: state only.
 open=0
@@ -117,6 +125,7 @@ for f in tests/data/pending/*/*; do
     */topo/*) set -- collective -t "$f" -b 1M -e 1M ;;
     */nccl/*) set -- calibrate "$f" -t "$NCCL_TOPO" ;;
     */ncclxml/*) set -- import nccl-topo "$f" ;;
+    */hf/*) set -- import hf-config "$f" ;;
     *) set -- check "$f" ;;
     esac
     timeout "${PENDING_TIMEOUT:-3}" "$BIN" "$@" >/dev/null 2>"$tmp/err"

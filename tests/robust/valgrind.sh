@@ -46,6 +46,13 @@ trap 'rm -rf "$tmp"' EXIT
     echo "0 plan -m models/vgg16.json -t topologies/pcie-t4-cxl.json --mode proxy -o @TMP@/proxy.json"
     echo "0 import nccl-topo tests/data/good/ncclxml/two-gpus-nvlink.xml -o @TMP@/imported.json"
     echo "0 info -t @TMP@/imported.json"
+    echo "0 import hf-config tests/data/good/hf/bert-large-uncased.json -o @TMP@/bert.json"
+    echo "0 info -m @TMP@/bert.json"
+    echo "0 import hf-config tests/data/good/hf/mistral-7b-v0.1.json --seq-len 4096 --batch 4"
+    echo "0 import hf-config tests/data/good/hf/gpt2.json --arch GPT2Model --dtype fp16"
+    echo "2 import hf-config tests/data/good/hf/gpt2.json --seq-len 2048"
+    echo "2 import hf-config tests/data/good/hf/gpt2.json --arch BertModel"
+    echo "2 import hf-config does-not-exist.json"
     if [ -f ../shared/data/topologies/azure-ndv4-topo.xml ]; then
         echo "0 import nccl-topo ../shared/data/topologies/azure-ndv4-topo.xml -o -"
     fi
@@ -67,6 +74,7 @@ trap 'rm -rf "$tmp"' EXIT
     echo "2 plan -m models/gpt2.json -t topologies/dgx1-v100-cxl.json -o models/gpt2.json"
     echo "2 simulate -p does-not-exist.json"
     for f in tests/data/bad/ncclxml/*; do echo "2 import nccl-topo $f"; done
+    for f in tests/data/bad/hf/*; do echo "2 import hf-config $f"; done
 } >"$tmp/cmds"
 
 n=0
