@@ -26,7 +26,7 @@ static const command commands[] = {
     {"plan", cmd_plan, "solve the COARSE routing LP and write a plan"},
     {"simulate", cmd_simulate, "replay a plan event by event: time, link use, deadlock freedom"},
     {"compare", cmd_compare, "every model x topology x strategy as CSV rows"},
-    {"import", cmd_import, "convert NCCL topology XML into coarse-plan JSON"},
+    {"import", cmd_import, "convert NCCL XML, nvidia-smi matrices, Hugging Face configs to JSON"},
     {"calibrate", cmd_calibrate, "fit link efficiencies and step latencies to nccl-tests output"},
 };
 

@@ -1,10 +1,15 @@
 /*
- * cmd_import.c - `coarse-plan import nccl-topo FILE.xml` and `coarse-plan
- * import smi-topo TOPO-M.txt`: convert a real machine description (NCCL's
- * topology XML, or the matrix `nvidia-smi topo -m` prints) into coarse-plan
- * topology JSON, validated by the same loader every other command uses and
- * written atomically.  Each kind parses its own options; they share the
- * checking and writing (finish_topology) and --calibration.
+ * cmd_import.c - `coarse-plan import KIND FILE`: convert a real description
+ * into coarse-plan JSON, validated by the same loader every other command
+ * uses before it is written (atomically; default standard output).
+ *
+ *   import nccl-topo FILE.xml     NCCL topology XML -> topology JSON
+ *   import smi-topo TOPO-M.txt    `nvidia-smi topo -m` matrix -> topology JSON
+ *   import hf-config CONFIG.json  Hugging Face config.json -> model JSON
+ *
+ * Each kind parses its own options (smi-topo and hf-config after the kind
+ * word); they share the checking and writing (write_checked) and the
+ * topologies share --calibration (finish_topology).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "core/fileio.h"
+#include "import/hf_config.h"
 #include "import/nccl_topo.h"
 #include "import/smi_topo.h"
 #include "load/load.h"
@@ -41,7 +47,30 @@ static const char help[] =
     "                          [--nvlink-gbs X] [--pcie-gbs Y] [--net-gbs Z] ...\n"
     "\n"
     "Convert the matrix `nvidia-smi topo -m` prints; `coarse-plan import smi-topo\n"
-    "--help` lists its options.\n";
+    "--help` lists its options.\n"
+    "\n"
+    "       coarse-plan import hf-config CONFIG.json [-o OUT.json] [--name NAME]\n"
+    "                          [--seq-len L] [--batch B] [--dtype fp32|fp16|bf16]\n"
+    "                          [--arch ARCH]\n"
+    "\n"
+    "Convert a Hugging Face config.json (model_type bert, gpt2, llama, mistral) into\n"
+    "model JSON: every trainable tensor with its PyTorch name and shape, in\n"
+    "registration order, grouped into layers (embeddings, each block, final norm,\n"
+    "each head) with forward FLOPs per sample (docs/import.md).  Options go after\n"
+    "the word hf-config.\n"
+    "\n"
+    "  -o, --output FILE      where to write (\"-\": standard output, the default)\n"
+    "      --name NAME        model name (default: the last part of _name_or_path,\n"
+    "                         else the file's base name)\n"
+    "      --seq-len L        tokens per sample for the FLOPs (default: bert 128,\n"
+    "                         gpt2 1024, llama/mistral 2048, each at most the model's\n"
+    "                         maximum positions)\n"
+    "      --batch B          per-GPU batch, written as compute.batch (default 1)\n"
+    "      --dtype T          gradient type fp32 (default), fp16 or bf16\n"
+    "      --arch ARCH        architecture instead of the file's architectures[0]:\n"
+    "                         BertModel, BertForPreTraining, BertForMaskedLM,\n"
+    "                         GPT2LMHeadModel, GPT2Model, LlamaForCausalLM, LlamaModel,\n"
+    "                         MistralForCausalLM, MistralModel\n";
 
 static const char smi_help[] =
     "usage: coarse-plan import smi-topo TOPO-M.txt [-o OUT.json] [--name NAME]\n"
@@ -69,7 +98,8 @@ static const char smi_help[] =
     "                         shipped one of the same GPU generation); without it the\n"
     "                         result is uncalibrated (docs/calibration.md)\n";
 
-enum { OPT_NAME = 256, OPT_NETGBS, OPT_NETLAT, OPT_CALIB, OPT_GPU, OPT_NVGBS, OPT_PCIEGBS };
+enum { OPT_NAME = 256, OPT_NETGBS, OPT_NETLAT, OPT_CALIB, OPT_GPU, OPT_NVGBS, OPT_PCIEGBS,
+       OPT_SEQ, OPT_BATCH, OPT_DTYPE, OPT_ARCH };
 
 /* Copy the "calibration" object of another topology file into root. */
 static int copy_calibration(const char *from, json_t *root, cp_err *e)
@@ -92,34 +122,33 @@ static int copy_calibration(const char *from, json_t *root, cp_err *e)
     return rc;
 }
 
-/* Check a converted topology (root, borrowed) with the loader, after
- * copying the calibration block of `calib` when given, then write it to
- * `out` atomically.  Every importer whose result is a topology ends here. */
-static int finish_topology(const char *in, const char *out, json_t *root, const char *calib,
-                           cp_err *e)
+/* Check converted JSON (root, borrowed) with the loader of its kind (a
+ * model or a topology), then write it to `out` atomically: what import
+ * writes, every other command reads. */
+static int write_checked(const char *in, const char *out, json_t *root, int is_model,
+                         cp_err *e)
 {
-    char *json = NULL;
+    char *json = json_dumps(root, JSON_REAL_PRECISION(12));
     cp_jdoc d;
     cp_topo *t = NULL;
+    cp_model *m = NULL;
     cp_outfile f;
-    int rc = CP_OK;
-    if (calib)
-        rc = copy_calibration(calib, root, e);
-    if (rc == CP_OK) { /* validate through the loader */
-        json = json_dumps(root, JSON_REAL_PRECISION(12));
-        if (!json)
-            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
-        else if ((rc = cp_jdoc_load_text(&d, in, json, strlen(json), e)) == CP_OK) {
-            rc = cp_topo_load_doc(&d, &t, e);
-            if (rc == CP_EINPUT) {
-                char msg[sizeof e->msg];
-                snprintf(msg, sizeof msg, "%s", e->msg);
-                rc = cp_fail_at(e, CP_EINPUT, in, 0, 0, NULL,
-                                "the converted topology is not usable: %s", msg);
-            }
-            cp_jdoc_free(&d);
+    int rc;
+    if (!json)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    if ((rc = cp_jdoc_load_text(&d, in, json, strlen(json), e)) == CP_OK) {
+        rc = is_model ? cp_model_load_doc(&d, &m, e) : cp_topo_load_doc(&d, &t, e);
+        if (rc == CP_EINPUT) {
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            rc = cp_fail_at(e, CP_EINPUT, in, 0, 0, NULL, "the converted %s is not usable: %s",
+                            is_model ? "model" : "topology", msg);
         }
+        cp_model_free(m);
+        cp_topo_free(t);
+        cp_jdoc_free(&d);
     }
+    free(json);
     if (rc == CP_OK && (rc = cp_out_open(&f, out, e)) == CP_OK) {
         if (cp_json_write_doc(root, f.f)) {
             cp_out_abort(&f);
@@ -128,9 +157,17 @@ static int finish_topology(const char *in, const char *out, json_t *root, const 
             rc = cp_out_commit(&f, e);
         }
     }
-    cp_topo_free(t);
-    free(json);
     return rc;
+}
+
+/* A converted topology: copy the calibration block of `calib` when given,
+ * then check and write it.  Every importer whose result is a topology ends
+ * here. */
+static int finish_topology(const char *in, const char *out, json_t *root, const char *calib,
+                           cp_err *e)
+{
+    int rc = calib ? copy_calibration(calib, root, e) : CP_OK;
+    return rc == CP_OK ? write_checked(in, out, root, 0, e) : rc;
 }
 
 static int convert(const char *in, const char *out, const cp_import_opts *o,
@@ -228,6 +265,88 @@ static int import_smi(int argc, char **argv)
     return cli_report(convert_smi(argv[optind], out, &o, calib, &e), &e);
 }
 
+/* Read a Hugging Face config, convert it, check and write the model. */
+static int convert_hf(const char *in, const char *out, const cp_hf_opts *o, cp_err *e)
+{
+    char *text = NULL;
+    size_t len;
+    json_t *root = NULL;
+    int rc = cp_read_file(in, &text, &len, e);
+    if (rc == CP_OK)
+        rc = cp_import_hf_config(in, text, len, o, &root, e);
+    if (rc == CP_OK)
+        rc = write_checked(in, out, root, 1, e);
+    json_decref(root);
+    free(text);
+    return rc;
+}
+
+/* One option of `import hf-config`; CP_OK or a usage error. */
+static int hf_option(int c, cp_hf_opts *o, const char **out)
+{
+    int n = 0, rc = CP_OK;
+    switch (c) {
+    case 'o': *out = optarg; break;
+    case OPT_NAME: o->name = optarg; break;
+    case OPT_ARCH: o->arch = optarg; break;
+    case OPT_SEQ:
+        if ((rc = cli_parse_count("import", "--seq-len", optarg, 1 << 24, &n)) == CP_OK)
+            o->seq_len = n;
+        break;
+    case OPT_BATCH:
+        if ((rc = cli_parse_count("import", "--batch", optarg, 1 << 30, &n)) == CP_OK)
+            o->batch = n;
+        break;
+    case OPT_DTYPE:
+        o->dtype = optarg;
+        if (strcmp(optarg, "fp32") != 0 && strcmp(optarg, "fp16") != 0 &&
+            strcmp(optarg, "bf16") != 0)
+            rc = cli_usage("import", "--dtype: expected fp32, fp16 or bf16, got '%s'", optarg);
+        break;
+    default: rc = cli_usage("import", "unknown option");
+    }
+    return rc;
+}
+
+/* `import hf-config CONFIG.json [options]`; argv[0] is "hf-config". */
+static int import_hf_config(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"output", required_argument, NULL, 'o'}, {"name", required_argument, NULL, OPT_NAME},
+        {"seq-len", required_argument, NULL, OPT_SEQ},
+        {"batch", required_argument, NULL, OPT_BATCH},
+        {"dtype", required_argument, NULL, OPT_DTYPE},
+        {"arch", required_argument, NULL, OPT_ARCH},
+        {"help", no_argument, NULL, 'h'},         {0, 0, 0, 0}};
+    cp_hf_opts o;
+    const char *out = "-";
+    cp_err e;
+    int c, rc = CP_OK;
+
+    cp_hf_opts_default(&o);
+    opterr = 0;
+    optind = 1;
+    while (rc == CP_OK && (c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(help, stdout);
+            return CP_OK;
+        }
+        if (c == ':' || c == '?') /* name the option as the user wrote it */
+            return cli_usage("import", c == ':' ? "option '%s' needs a value"
+                                                : "unknown option '%s'",
+                             argv[optind - 1]);
+        rc = hf_option(c, &o, &out);
+    }
+    if (rc)
+        return rc;
+    if (optind + 1 != argc)
+        return cli_usage("import", "expected: import hf-config CONFIG.json");
+    if (cp_same_file(out, argv[optind]))
+        return cli_usage("import", "-o %s would overwrite the input", out);
+    cp_err_clear(&e);
+    return cli_report(convert_hf(argv[optind], out, &o, &e), &e);
+}
+
 int cmd_import(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -243,6 +362,8 @@ int cmd_import(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "smi-topo") == 0)
         return import_smi(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "hf-config") == 0)
+        return import_hf_config(argc - 1, argv + 1);
     cp_import_opts_default(&o);
     opterr = 0;
     optind = 1;
@@ -264,12 +385,13 @@ int cmd_import(int argc, char **argv)
         return rc;
     if (optind + 2 != argc)
         return cli_usage("import", "expected: import nccl-topo FILE.xml (or import smi-topo "
-                         "FILE)");
-    if (strcmp(argv[optind], "smi-topo") == 0) /* options came first */
-        return cli_usage("import", "write the format first: import smi-topo FILE [options]");
+                         "FILE, or import hf-config CONFIG.json)");
+    if (strcmp(argv[optind], "smi-topo") == 0 || strcmp(argv[optind], "hf-config") == 0)
+        return cli_usage("import", "write the format first: import %s FILE [options]",
+                         argv[optind]); /* options came first */
     if (strcmp(argv[optind], "nccl-topo") != 0)
-        return cli_usage("import", "unknown format '%s' (supported: nccl-topo, smi-topo)",
-                         argv[optind]);
+        return cli_usage("import", "unknown format '%s' (supported: nccl-topo, smi-topo, "
+                         "hf-config)", argv[optind]);
     if (cp_same_file(out, argv[optind + 1]))
         return cli_usage("import", "-o %s would overwrite the input", out);
     cp_err_clear(&e);

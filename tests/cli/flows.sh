@@ -1,7 +1,7 @@
 #!/bin/sh
 # flows.sh - end-to-end flows that span several commands: plan -> check ->
-# simulate -> the runtime example, model verification, atomic output, and
-# import smi-topo -> check.
+# simulate -> the runtime example, model verification, atomic output,
+# import smi-topo -> check, and import hf-config -> check / predict.
 # Assertions are on exit codes and on words the commands promise, not on
 # computed numbers (the unit suites check those against hand derivations).
 #
@@ -86,6 +86,32 @@ if [ "$st" -eq 2 ] && [ "$st2" -eq 2 ] && [ ! -e "$tmp/smi/new.json" ] &&
     [ "$(cat "$tmp/smi/keep.json")" = "keep me" ] && [ "$(ls -A "$tmp/smi")" = "keep.json" ]; then
     ok "failed import smi-topo -o writes nothing and keeps the old file"
 else bad "failed import smi-topo -o writes nothing and keeps the old file"; fi
+# 8. import hf-config writes models that check accepts with the published
+#    totals (docs/import.md), and that predict takes as they are
+for pair in gpt2:"148 tensors, 124,439,808 parameters" \
+    llama-2-7b:"291 tensors, 6,738,415,616 parameters" \
+    mistral-7b-v0.1:"291 tensors, 7,241,732,096 parameters" \
+    bert-large-uncased:"398 tensors, 336,226,108 parameters"; do
+    m=${pair%%:*} want=${pair#*:}
+    if "$BIN" import hf-config "tests/data/good/hf/$m.json" 2>/dev/null |
+        "$BIN" check /dev/stdin | grep -q ": ok: model .*: $want,"; then
+        ok "import hf-config $m | check: $want"
+    else bad "import hf-config $m | check: $want"; fi
+done
+if "$BIN" import hf-config tests/data/good/hf/gpt2.json --batch 8 -o "$tmp/gpt2.json" &&
+    "$BIN" predict -m "$tmp/gpt2.json" -t topologies/dgx1-v100.json >/dev/null 2>&1; then
+    ok "import hf-config -o, then predict"; else bad "import hf-config -o, then predict"; fi
+
+# 9. a failing import hf-config leaves an existing output untouched and no
+#    temporary file behind
+printf 'keep me\n' >"$tmp/keep.json"
+"$BIN" import hf-config tests/data/bad/hf/heads-do-not-divide-hidden.json -o "$tmp/keep.json" \
+    >/dev/null 2>&1
+st=$?
+if [ "$st" -eq 2 ] && [ "$(cat "$tmp/keep.json")" = "keep me" ] &&
+    [ -z "$(ls -A "$tmp" | grep '^\.coarse-plan')" ]; then
+    ok "failed import hf-config leaves the old file and no temporary"
+else bad "failed import hf-config: atomic output (exit $st)"; fi
 
 [ "$fail" -eq 0 ] && echo "flows: all passed"
 exit "$fail"

@@ -7,6 +7,10 @@
 #   status   the expected exit status
 #   stdout   (optional) the exact expected standard output
 #   stderr   (optional) the exact expected standard error
+#   absent   (optional) files, one a line, relative to the case directory,
+#            that must not exist after the command (what a failing -o must
+#            not leave behind); no temporary .coarse-plan.* file may be left
+#            in the case directory either
 # plus whatever input files cmd names.  A case that exits non-zero and has no
 # stdout file must print nothing on stdout: a failed command never leaves
 # anything a pipeline could mistake for a result.  (`check` of several files
@@ -45,6 +49,16 @@ for dir in tests/cases/*/; do
     fi
     if [ -f "$dir/stderr" ] && ! cmp -s "$tmp/err" "$dir/stderr"; then
         bad="$bad stderr differs;"
+    fi
+    if [ -f "$dir/absent" ]; then
+        while IFS= read -r left; do
+            [ -n "$left" ] && [ -e "$dir/$left" ] && bad="$bad left $left behind;" &&
+                rm -f "$dir/$left"
+        done <"$dir/absent"
+        for left in "$dir"/.coarse-plan.*; do
+            [ -e "$left" ] && bad="$bad left temporary $(basename "$left") behind;" &&
+                rm -f "$left"
+        done
     fi
     if grep -q 'Sanitizer\|runtime error:' "$tmp/err"; then
         bad="$bad sanitizer report;"

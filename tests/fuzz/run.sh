@@ -6,7 +6,8 @@
 #
 # Targets: model, topo, nccl (nccl-tests tables), plan, ncclxml (NCCL
 # topology XML for `import`), smi (nvidia-smi topo -m matrices for `import
-# smi-topo`); FUZZ_TARGETS="..." in the environment runs a subset.  Each
+# smi-topo`), hf (Hugging Face config.json for `import hf-config`);
+# FUZZ_TARGETS="..." in the environment runs a subset.  Each
 # starts from its seeds, read in place and never copied:
 #   tests/fuzz/corpus/<target>/   the inputs of tests/cases/ of that kind
 #   tests/data/good/<target>/     valid inputs at the schema's edges
@@ -51,7 +52,7 @@ if [ -x "$BIN" ]; then
         -o "$plans/vgg16-pcie-t4-cxl-proxy.json" >/dev/null 2>&1
 fi
 
-for t in ${FUZZ_TARGETS:-model topo nccl plan ncclxml smi}; do
+for t in ${FUZZ_TARGETS:-model topo nccl plan ncclxml smi hf}; do
     bin=$FUZZ_DIR/fuzz_$t
     seeds="tests/fuzz/corpus/$t tests/data/good/$t tests/data/bad/$t"
     extra_t="" env_t="ASAN_OPTIONS=${ASAN_OPTIONS:-}"
@@ -66,6 +67,7 @@ for t in ${FUZZ_TARGETS:-model topo nccl plan ncclxml smi}; do
         maxlen=16384 dict=tests/fuzz/nccl.dict
         [ -d ../shared/data/nccl-tests ] && seeds="$seeds ../shared/data/nccl-tests" ;;
     plan) seeds="$seeds $plans" maxlen=65536 dict=tests/fuzz/plan.dict ;;
+    hf) maxlen=16384 dict=tests/fuzz/hf.dict ;;
     ncclxml)
         # Leaks are not reported here until src/import/nccl_topo.c frees its
         # JSON on error paths (tests/data/pending/ncclxml/): a leak would

@@ -50,6 +50,11 @@ trap 'rm -rf "$tmp"' EXIT
     echo "plan -m models/resnet50.json -t topologies/dgx1-v100.json -o - --explain"
     echo "compare -m models/resnet50.json,models/gpt2.json -t topologies/dgx1-v100.json,topologies/dgx1-v100-cxl.json -o -"
     echo "import nccl-topo tests/data/good/ncclxml/two-gpus-nvlink.xml"
+    for c in tests/data/good/hf/*.json; do
+        echo "import hf-config $c"
+    done
+    echo "import hf-config tests/data/good/hf/llama-2-7b.json --seq-len 4096 --batch 2 --dtype bf16"
+    echo "import hf-config tests/data/bad/hf/heads-do-not-divide-hidden.json"
     for x in ../shared/data/topologies/*.xml; do
         [ -f "$x" ] && echo "import nccl-topo $x"
     done

@@ -21,6 +21,8 @@
 #   good/ncclxml/*             import nccl-topo FILE                   -> 0
 #   bad/smi/*                  import smi-topo FILE --gpu v100         -> 2
 #   good/smi/*                 import smi-topo FILE --gpu v100         -> 0
+#   bad/hf/*                   import hf-config FILE                   -> 2
+#   good/hf/*                  import hf-config FILE                   -> 0
 #   good/plan/*                check FILE                              -> 0
 #
 # tests/data/pending/ holds inputs that still break code this test does not
@@ -117,6 +119,12 @@ done
 for f in tests/data/good/smi/*; do
     [ -f "$f" ] && expect 0 import smi-topo "$f" --gpu v100
 done
+for f in tests/data/bad/hf/*; do
+    [ -f "$f" ] && expect 2 import hf-config "$f"
+done
+for f in tests/data/good/hf/*; do
+    [ -f "$f" ] && expect 0 import hf-config "$f"
+done
 
 # Pending inputs: state only.
 open=0
@@ -127,6 +135,7 @@ for f in tests/data/pending/*/*; do
     */nccl/*) set -- calibrate "$f" -t "$NCCL_TOPO" ;;
     */ncclxml/*) set -- import nccl-topo "$f" ;;
     */smi/*) set -- import smi-topo "$f" --gpu v100 ;;
+    */hf/*) set -- import hf-config "$f" ;;
     *) set -- check "$f" ;;
     esac
     timeout "${PENDING_TIMEOUT:-3}" "$BIN" "$@" >/dev/null 2>"$tmp/err"

@@ -54,6 +54,13 @@ trap 'rm -rf "$tmp"' EXIT
         echo "0 collective -t @TMP@/smi-dgx1.json"
         echo "2 import smi-topo ../shared/data/topologies/dgx1_nvidia-smi-topo-m_msccl-tools.txt"
     fi
+    echo "0 import hf-config tests/data/good/hf/bert-large-uncased.json -o @TMP@/bert.json"
+    echo "0 info -m @TMP@/bert.json"
+    echo "0 import hf-config tests/data/good/hf/mistral-7b-v0.1.json --seq-len 4096 --batch 4"
+    echo "0 import hf-config tests/data/good/hf/gpt2.json --arch GPT2Model --dtype fp16"
+    echo "2 import hf-config tests/data/good/hf/gpt2.json --seq-len 2048"
+    echo "2 import hf-config tests/data/good/hf/gpt2.json --arch BertModel"
+    echo "2 import hf-config does-not-exist.json"
     if [ -f ../shared/data/topologies/azure-ndv4-topo.xml ]; then
         echo "0 import nccl-topo ../shared/data/topologies/azure-ndv4-topo.xml -o -"
     fi
@@ -77,6 +84,7 @@ trap 'rm -rf "$tmp"' EXIT
     for f in tests/data/bad/ncclxml/*; do echo "2 import nccl-topo $f"; done
     for f in tests/data/bad/smi/*; do echo "2 import smi-topo $f --gpu v100"; done
     echo "2 import smi-topo tests/data/good/smi/one-gpu.txt --gpu t4"
+    for f in tests/data/bad/hf/*; do echo "2 import hf-config $f"; done
 } >"$tmp/cmds"
 
 n=0

@@ -1,0 +1,61 @@
+/*
+ * hf_config.h - converting a Hugging Face `config.json` into coarse-plan
+ * model JSON: the trainable tensors a transformers model of that
+ * configuration registers, with the names and shapes PyTorch reports,
+ * grouped into layers with their forward FLOPs.
+ *
+ * Why: the gradient tensors are what data-parallel training synchronises,
+ * and a config.json is all one needs to know them; no checkpoint has to be
+ * downloaded.  The result is the same schema the shipped models use
+ * (docs/formats.md), so everything downstream (predict, plan, compare)
+ * takes it as it is.
+ *
+ * Families (docs/import.md has the exact mapping and the formulas):
+ *   bert     BertModel, BertForPreTraining, BertForMaskedLM
+ *   gpt2     GPT2LMHeadModel (lm_head tied to wte: counted once), GPT2Model
+ *   llama    LlamaForCausalLM, LlamaModel; model_type "mistral" too
+ *            (MistralForCausalLM, MistralModel): grouped-query attention
+ *            through num_key_value_heads, RMSNorm weights without bias,
+ *            lm_head unless tie_word_embeddings
+ * The architecture is architectures[0] of the file unless opts->arch says
+ * otherwise.  Tensors come in registration order (what named_parameters()
+ * yields, tied weights once); layers are the embedding block, each
+ * transformer block, the final norm and each head, in forward order.  FLOPs
+ * per sample: 2 x (matmul weight elements) x tokens, plus 4 x seq^2 x width
+ * per block for the attention scores and context; lookups, biases and norms
+ * count 0.
+ *
+ * Keys that set a dimension are required and checked (positive integers in
+ * range, heads dividing the hidden size); keys that would add parameters we
+ * do not model (cross-attention) are refused; every other key is ignored,
+ * since config files carry dozens of training and generation settings.
+ * Errors are CP_EINPUT with the line and column of the offending value.
+ */
+#ifndef CP_HF_CONFIG_H
+#define CP_HF_CONFIG_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+typedef struct cp_hf_opts {
+    const char *name;   /* model name; NULL: the last part of "_name_or_path",
+                         * else the file's base name */
+    int64_t seq_len;    /* tokens per sample; 0: bert 128, gpt2 1024, llama 2048,
+                         * each capped at the model's maximum positions */
+    int64_t batch;      /* per-GPU batch written as compute.batch (default 1) */
+    const char *dtype;  /* gradient dtype: "fp32" (default), "fp16", "bf16" */
+    const char *arch;   /* architecture overriding architectures[0]; NULL: the file's */
+} cp_hf_opts;
+
+/* Fill the defaults above. */
+void cp_hf_opts_default(cp_hf_opts *o);
+
+/* Convert the JSON text of `path` (len bytes, NUL-terminated) into a model
+ * JSON object (*out, new reference; NULL on error).  CP_EINPUT with the
+ * position of what cannot be converted, CP_EINTERNAL when out of memory. */
+int cp_import_hf_config(const char *path, const char *text, size_t len,
+                        const cp_hf_opts *o, json_t **out, cp_err *e);
+
+#endif
