@@ -34,8 +34,8 @@ int cli_report(int rc, const cp_err *e);
 /* An input error with no file of its own (a whole-file property: a fit out
  * of range, a host too large for the collective model) is about `path`:
  * name it, so the message reads "PATH: error: ...".  Only where one input
- * can be at fault (not predict, whose errors may be the model's).
- * Returns rc. */
+ * can be at fault, or after a callee has named the other (cp_predictor_init
+ * names the topology; what remains is the model's).  Returns rc. */
 int cli_blame(int rc, cp_err *e, const char *path);
 
 /* A number option in (0, max]; 0 or a usage error (2) naming opt. */

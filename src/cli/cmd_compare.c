@@ -274,7 +274,9 @@ static int run(const opts *o, cp_err *e)
                             rc = cp_fail(e, CP_EINTERNAL, "out of memory");
                             break;
                         }
-                        rc = rows(o, m[i], edit, mg, mr, out.f, val + (size_t)ncat * o->ns, e);
+                        rc = cli_blame(rows(o, m[i], edit, mg, mr, out.f,
+                                            val + (size_t)ncat * o->ns, e),
+                                       e, o->models[i]);
                         ncat++;
                     }
                     cp_topo_free(edit);

@@ -213,7 +213,7 @@ static int run(const opts *o, cp_err *e)
     int rc, have_pr = 0, have_plan = 0;
     if ((rc = cp_model_load(o->model, &m, e)) || (rc = cp_topo_load(o->topo, &t, e)))
         goto done;
-    if ((rc = cp_predictor_init(&pr, m, t, &o->p.pred, e)))
+    if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o->p.pred, e), e, o->model)))
         goto done;
     have_pr = 1;
     if ((rc = cp_plan_build(&pr, &o->p, &p, e)))

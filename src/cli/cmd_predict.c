@@ -313,7 +313,7 @@ static int run(const opts *oin, cp_err *e)
     memset(res, 0, sizeof res);
     if ((rc = cp_model_load(o.model, &m, e)) || (rc = cp_topo_load_hosts(o.topo, o.hosts, &t, e)))
         goto done;
-    if ((rc = cp_predictor_init(&pr, m, t, &o.p, e)))
+    if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o.p, e), e, o.model)))
         goto done;
     have_pr = 1;
     if (o.sweep_hi > 0) {

@@ -124,8 +124,8 @@ int cp_out_open(cp_outfile *o, const char *path, cp_err *e)
 
     memset(o, 0, sizeof *o);
     if (strcmp(path, "-") == 0) {
-        o->f = stdout;
-        return CP_OK;
+        o->f = open_memstream(&o->mem, &o->memlen);
+        return o->f ? CP_OK : cp_fail(e, CP_EINTERNAL, "out of memory");
     }
     dir = dir_of(path);
     if (!dir)
@@ -162,9 +162,14 @@ int cp_out_open(cp_outfile *o, const char *path, cp_err *e)
 int cp_out_commit(cp_outfile *o, cp_err *e)
 {
     int bad;
-    if (o->f == stdout) {
-        bad = fflush(stdout) != 0 || ferror(stdout);
+    if (!o->path) { /* "-": now the whole output exists, print it */
+        bad = ferror(o->f) != 0;
+        bad |= fclose(o->f) != 0;
         o->f = NULL;
+        if (!bad)
+            bad = fwrite(o->mem, 1, o->memlen, stdout) != o->memlen || fflush(stdout) != 0;
+        free(o->mem);
+        memset(o, 0, sizeof *o);
         return bad ? cp_fail(e, CP_EINTERNAL, "writing to standard output failed") : CP_OK;
     }
     bad = fflush(o->f) != 0 || ferror(o->f);
@@ -187,8 +192,9 @@ int cp_out_commit(cp_outfile *o, cp_err *e)
 
 void cp_out_abort(cp_outfile *o)
 {
-    if (o->f && o->f != stdout)
+    if (o->f)
         fclose(o->f);
+    free(o->mem);
     if (o->tmp_path)
         unlink(o->tmp_path);
     free(o->tmp_path);

@@ -29,12 +29,16 @@ int cp_read_file(const char *path, char **text, size_t *len, cp_err *e);
 /* An output file being written.  Open with cp_out_open, write to ->f, then
  * either cp_out_commit (rename into place) or cp_out_abort (remove). */
 typedef struct cp_outfile {
-    FILE *f;          /* where to write; stdout for "-" */
+    FILE *f;          /* where to write: the temporary file, or memory for "-" */
     char *path;       /* final path, owned; NULL for stdout */
     char *tmp_path;   /* temporary path in the same directory, owned */
+    char *mem;        /* "-": the output so far (open_memstream), owned */
+    size_t memlen;
 } cp_outfile;
 
-/* Start writing `path` ("-" = stdout).  On error nothing is created. */
+/* Start writing `path` ("-" = stdout).  On error nothing is created.
+ * Standard output is held in memory until cp_out_commit, so a command that
+ * fails half-way prints nothing a pipeline could take for a result. */
 int cp_out_open(cp_outfile *o, const char *path, cp_err *e);
 
 /* Finish: flush, close and rename into place.  On error the temporary file is

@@ -110,6 +110,9 @@ int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
     cp_compute_accumulate(&p->comp, o->accum_steps, micro_ms);
     rc = cp_coll_build(t, 1, &p->coll, e);
     if (rc) {
+        /* whole-machine refusals (too many GPUs on a host) are the topology's */
+        if (rc == CP_EINPUT && !e->file[0] && t->src_path)
+            snprintf(e->file, sizeof e->file, "%s", t->src_path);
         cp_compute_free(&p->comp);
         return rc;
     }

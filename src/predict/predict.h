@@ -94,6 +94,9 @@ typedef struct cp_predictor {
  * tflops. */
 double cp_compute_estimate_ms(const cp_model *m, const cp_topo *t, double mfu);
 
+/* CP_EINPUT when the model gives no compute time (no file named: the model
+ * struct does not know its path, the caller does) or the machine is beyond
+ * the collective model (the topology's file named). */
 int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
                       const cp_predict_opts *o, cp_err *e);
 void cp_predictor_free(cp_predictor *p);
