@@ -14,7 +14,7 @@
 
 static const char help[] =
     "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N]\n"
-    "                           [--compute-ms T] [--framework ddp|horovod]\n"
+    "                           [--compute-ms T] [--framework ddp|horovod|zero2|fsdp]\n"
     "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
     "                           [--json | --csv | --timeline] [--sweep-bucket MIN:MAX]\n"
@@ -38,8 +38,11 @@ static const char help[] =
     "                          from its FLOPs and batch and the GPUs' tflops\n"
     "      --mfu F             FLOPs utilisation for that estimate (default 0.5)\n"
     "      --compute-scale F   multiply compute by F (what-if: 0.3 for mixed precision)\n"
-    "      --framework F       ddp (PyTorch DistributedDataParallel, default) or horovod\n"
-    "      --bucket-mb B       DDP bucket_cap_mb (MiB, default 25)\n"
+    "      --framework F       ddp (PyTorch DistributedDataParallel, default), horovod,\n"
+    "                          zero2 (DeepSpeed ZeRO stage 2: reduce-scatter, shard step,\n"
+    "                          all-gather) or fsdp (PyTorch FSDP full shard)\n"
+    "      --bucket-mb B       DDP bucket_cap_mb (MiB, default 25); ZeRO-2 reduce and\n"
+    "                          all-gather buckets (default 5e8 elements)\n"
     "      --first-bucket-mb B DDP first bucket (MiB, default 1)\n"
     "      --fusion-mb B       Horovod fusion threshold (MiB, default 64)\n"
     "      --cycle-ms C        Horovod cycle time (ms, default 5)\n"
@@ -122,7 +125,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"accum-steps", required_argument, NULL, OPT_ACCUM},
         {"bucket-view", no_argument, NULL, OPT_VIEW},
         {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
-    int c, rc = CP_OK;
+    int c, rc = CP_OK, bucket_given = 0;
     memset(o, 0, sizeof *o);
     o->hosts = 1;
     cp_predict_opts_default(&o->p);
@@ -136,7 +139,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 's': rc = parse_list(optarg, o); break;
         case OPT_HOSTS: rc = cli_parse_hosts("predict", optarg, &o->hosts); break;
         case OPT_COMPUTE: rc = cli_parse_positive("predict", "--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
-        case OPT_BUCKET: rc = cli_parse_positive("predict", "--bucket-mb", optarg, 65536, &o->p.bucket_mb); break;
+        case OPT_BUCKET:
+            rc = cli_parse_positive("predict", "--bucket-mb", optarg, 65536, &o->p.bucket_mb);
+            bucket_given = 1;
+            break;
         case OPT_FIRST: rc = cli_parse_positive("predict", "--first-bucket-mb", optarg, 65536, &o->p.first_bucket_mb); break;
         case OPT_FUSION: rc = cli_parse_positive("predict", "--fusion-mb", optarg, 65536, &o->p.fusion_mb); break;
         case OPT_CYCLE: rc = cli_parse_positive("predict", "--cycle-ms", optarg, 1e5, &o->p.cycle_ms); break;
@@ -147,8 +153,13 @@ static int parse_opts(int argc, char **argv, opts *o)
                 o->p.framework = CP_FW_DDP;
             else if (strcmp(optarg, "horovod") == 0)
                 o->p.framework = CP_FW_HOROVOD;
+            else if (strcmp(optarg, "zero2") == 0)
+                o->p.framework = CP_FW_ZERO2;
+            else if (strcmp(optarg, "fsdp") == 0)
+                o->p.framework = CP_FW_FSDP;
             else
-                rc = cli_usage("predict", "--framework: expected ddp or horovod, got '%s'", optarg);
+                rc = cli_usage("predict", "--framework: expected ddp, horovod, zero2 or fsdp, "
+                               "got '%s'", optarg);
             break;
         case OPT_DTYPE: rc = cli_parse_grad_dtype("predict", optarg, &o->p.grad_bytes); break;
         case OPT_JSON: o->json = 1; break;
@@ -170,6 +181,16 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("predict", "-m MODEL and -t TOPO are required");
     if (o->json + o->csv + o->timeline > 1)
         return cli_usage("predict", "--json, --csv and --timeline do not combine");
+    if (o->p.framework == CP_FW_ZERO2 || o->p.framework == CP_FW_FSDP) {
+        if (o->p.accum_steps > 1) /* both synchronise every micro-batch */
+            return cli_usage("predict", "--accum-steps is not modelled for --framework %s",
+                             o->p.framework == CP_FW_FSDP ? "fsdp" : "zero2");
+        if (!bucket_given)
+            o->p.bucket_mb = 0; /* ZeRO-2: DeepSpeed's bucket of 5e8 elements */
+        if (o->sweep_hi > 0 && o->p.framework == CP_FW_FSDP)
+            return cli_usage("predict", "--sweep-bucket is for ddp and zero2 buckets; fsdp "
+                             "gathers and reduces one layer at a time");
+    }
     return CP_OK;
 }
 
@@ -194,7 +215,10 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
     int k;
     printf("# predict: %s on %s (%d GPUs), %s, compute %.2f ms (one GPU, %s)",
            pr->model->name, pr->topo->name, pr->topo->ngpus,
-           o->p.framework == CP_FW_HOROVOD ? "Horovod fusion" : "DDP buckets",
+           o->p.framework == CP_FW_HOROVOD ? "Horovod fusion"
+           : o->p.framework == CP_FW_ZERO2 ? "ZeRO-2 (reduce-scatter, all-gather)"
+           : o->p.framework == CP_FW_FSDP  ? "FSDP full shard"
+                                           : "DDP buckets",
            pr->single_ms, pr->compute_source);
     if (o->p.accum_steps > 1)
         printf(" x %d micro-batches", o->p.accum_steps);

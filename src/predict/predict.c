@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "predict/predict.h"
+#include "predict/sharded.h"
 
 static const char *const strategy_names[CP_STRATEGIES] = {"ring",  "tree",   "auto",   "hier",
                                                           "ps",    "proxy",  "coarse", "best"};
@@ -260,8 +261,9 @@ static int cmp_ready(const void *a, const void *b)
 }
 
 /* Horovod: every cycle, fuse what became ready into buffers of at most the
- * fusion threshold and reduce them one after another; the next cycle starts
- * a cycle later or when those finish (eq. P5). */
+ * fusion threshold and queue them on the communication stream, each
+ * starting when the stream is free; the cycles tick on, since the loop
+ * thread hands the work to the GPU and does not wait for it (eq. P5). */
 static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                        int keep, cp_prediction *out, double *finish, cp_err *e)
 {
@@ -269,6 +271,12 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
     int nt = m->ntensors, next = 0, k;
     int *idx = malloc((size_t)nt * sizeof *idx);
     double *ready = malloc((size_t)nt * sizeof *ready), tick = 0, fuse = o->fusion_mb * MIB;
+    *finish = 0;
+    if (p->topo->ngpus <= 1) { /* one GPU: no background cycle, nothing to wait for */
+        free(idx);
+        free(ready);
+        return CP_OK;
+    }
     if (!idx || !ready || (keep && !(out->runs = calloc((size_t)nt + 1, sizeof *out->runs)))) {
         free(idx);
         free(ready);
@@ -280,9 +288,8 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
     }
     sort_ready = ready;
     qsort(idx, (size_t)nt, sizeof *idx, cmp_ready);
-    *finish = 0;
     while (next < nt) {
-        double end = tick;
+        double end = *finish; /* the communication stream is free from here */
         if (ready[idx[next]] > tick) { /* idle cycles until something is ready */
             double gap = ready[idx[next]] - tick;
             tick += o->cycle_ms * (double)(long long)(gap / o->cycle_ms + 1 - 1e-12);
@@ -309,12 +316,16 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
                 return 1;
             }
             d += fusion_copy_ms(p, bytes, count);
+            if (end < tick)
+                end = tick;
             add_run(out, nt + 1, bytes, count, rmax, end, end + d, how);
-            out->comm_ms += d;
+            /* a gradient waiting for the cycle is Horovod's coordination:
+             * counted as communication, so that exposed <= comm holds */
+            out->comm_ms += d + (end - rmax);
             end += d;
         }
         *finish = end;
-        tick = end > tick + o->cycle_ms ? end : tick + o->cycle_ms;
+        tick += o->cycle_ms; /* the loop thread does not wait for the GPU */
     }
     free(idx);
     free(ready);
@@ -326,6 +337,8 @@ int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
 {
     double finish = 0, end_compute = p->comp.lead_ms + p->comp.fwd_total + p->comp.bwd_total;
     int rc;
+    if (o->framework == CP_FW_ZERO2 || o->framework == CP_FW_FSDP)
+        return cp_predict_sharded(p, s, o, keep_runs, out, e);
     memset(out, 0, sizeof *out);
     out->strategy = s;
     out->compute_ms = cp_compute_total(&p->comp) + p->copy_out_ms;

@@ -28,7 +28,9 @@ typedef enum cp_strategy {
     CP_STRATEGIES
 } cp_strategy;
 
-typedef enum cp_framework { CP_FW_DDP, CP_FW_HOROVOD } cp_framework;
+/* DDP and Horovod all-reduce gradients (this file); ZeRO-2 and FSDP shard
+ * them (sharded.h). */
+typedef enum cp_framework { CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP } cp_framework;
 
 const char *cp_strategy_name(cp_strategy s);
 int cp_strategy_parse(const char *name, cp_strategy *out); /* 0 or -1 */
@@ -36,7 +38,8 @@ int cp_strategy_parse(const char *name, cp_strategy *out); /* 0 or -1 */
 typedef struct cp_predict_opts {
     double compute_ms;       /* measured one-GPU iteration; <= 0: the model's own */
     cp_framework framework;
-    double bucket_mb;        /* DDP bucket_cap_mb, MiB (default 25) */
+    double bucket_mb;        /* DDP bucket_cap_mb, MiB (default 25); ZeRO-2 reduce and
+                                all-gather buckets (<= 0: DeepSpeed's 5e8 elements) */
     double first_bucket_mb;  /* DDP first bucket, MiB (default 1) */
     double fusion_mb;        /* Horovod fusion threshold, MiB (default 64) */
     double cycle_ms;         /* Horovod cycle time, ms (default 5) */

@@ -101,20 +101,31 @@ typedef struct square_case {
     cp_predictor pr;
 } square_case;
 
-static void square_open(square_case *c, double mem_gbs, int accum_steps, int bucket_view)
+/* The same with options o and an optimizer step of optimizer_ms inside the
+ * compute time. */
+static void square_open_with(square_case *c, const cp_predict_opts *o, double mem_gbs,
+                             double optimizer_ms)
 {
     static const int64_t numel[] = {3 * MIB, MIB};
     cp_err e;
     int g;
-    cp_predict_opts_default(&c->o);
-    c->o.compute_ms = 30;
-    c->o.accum_steps = accum_steps;
-    c->o.bucket_view = bucket_view;
+    c->o = *o;
     c->m = make_model(numel, NULL, 2);
+    c->m->optimizer_ms = optimizer_ms;
     c->t = test_nvlink_square(25, 25);
     for (g = 0; g < c->t->ngpus; g++)
         c->t->nodes[c->t->gpus[g]].mem_gbs = mem_gbs;
     assert_int_equal(cp_predictor_init(&c->pr, c->m, c->t, &c->o, &e), CP_OK);
+}
+
+static void square_open(square_case *c, double mem_gbs, int accum_steps, int bucket_view)
+{
+    cp_predict_opts o;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 30;
+    o.accum_steps = accum_steps;
+    o.bucket_view = bucket_view;
+    square_open_with(c, &o, mem_gbs, 0);
 }
 
 static void square_close(square_case *c)
@@ -215,6 +226,86 @@ static void test_accumulation_by_hand(void **state)
     square_close(&c);
 }
 
+/* ZeRO-2 (eq. Z1) on the square: ring ReduceScatter and AllGather are
+ * 3 us + 0.75 S / 50e3 us (half the AllReduce's steps and bytes: C3), so
+ * 4 MiB take 0.06591456 ms and 12 MiB 0.19174368 ms.  34 ms of compute with
+ * a 4 ms optimizer step: forward 10 (7.5 + 2.5), backward 15 + 5, layer 1
+ * ready at 15, layer 0 at 30.  Buckets of 4 MiB: {t1}, {t0}.
+ *   RS t1: 15 -> 15.06591456;  RS t0: 30 -> 30.19174368
+ *   optimizer on the shard: 4 / 4 GPUs = 1 ms -> 31.19174368
+ *   all-gather 16 MiB in four 4 MiB buckets: 4 x 0.06591456 -> 31.45540192
+ *   (one timeline entry for the four)
+ * compute 10 + 20 + 1 = 31, exposed 0.45540192,
+ * comm 5 x 0.06591456 + 0.19174368 = 0.52131648. */
+static void test_zero2_by_hand(void **state)
+{
+    square_case c;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 34;
+    o.framework = CP_FW_ZERO2;
+    o.bucket_mb = 4;
+    square_open_with(&c, &o, 0, 4);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
+    assert_true(p.available);
+    assert_int_equal(p.nruns, 3);
+    assert_near(p.runs[0].finish_ms, 15.06591456, 1e-9);
+    assert_near(p.runs[1].finish_ms, 30.19174368, 1e-9);
+    assert_near(p.runs[2].start_ms, 31.19174368, 1e-9);
+    assert_near(p.runs[2].bytes, 16.0 * MIB, 0);
+    assert_near(p.runs[2].finish_ms, 31.45540192, 1e-9);
+    assert_near(p.iteration_ms, 31.45540192, 1e-9);
+    assert_near(p.compute_ms, 31.0, 1e-9);
+    assert_near(p.exposed_ms, 0.45540192, 1e-9);
+    assert_near(p.comm_ms, 0.52131648, 1e-9);
+    cp_prediction_free(&p);
+    /* the parameter server is no ReduceScatter: unavailable, with a reason */
+    assert_int_equal(cp_predict(&c.pr, CP_S_PS, &c.o, 0, &p, &e), CP_OK);
+    assert_false(p.available);
+    assert_non_null(strstr(p.why_not, "ReduceScatter"));
+    square_close(&c);
+}
+
+/* FSDP (eq. Z2), same machine and compute; every layer a unit, gathers of
+ * 12 MiB 0.19174368 ms and 4 MiB 0.06591456 ms, reduce-scatters the same.
+ * Forward: AG0 [0, 0.19174368], AG1 [0.19174368, 0.25765824] (no layer to
+ * free yet); fwd0 0.19174368 -> 7.69174368, fwd1 -> 10.19174368.
+ * Backward: AG1 at 10.19174368 -> 10.25765824, bwd1 10.25765824 ->
+ * 15.25765824; AG0 issued as bwd1 starts: 10.25765824 -> 10.44940192; RS1
+ * at 15.25765824 -> 15.3235728; bwd0 15.25765824 -> 30.25765824; RS0 ->
+ * 30.44940192.  Iteration 30.44940192 + 1 (optimizer on the shard) =
+ * 31.44940192; compute 31, exposed 0.44940192; comm 3 x 0.19174368 +
+ * 3 x 0.06591456 = 0.77297472. */
+static void test_fsdp_by_hand(void **state)
+{
+    square_case c;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 34;
+    o.framework = CP_FW_FSDP;
+    square_open_with(&c, &o, 0, 4);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
+    assert_true(p.available);
+    assert_int_equal(p.nruns, 6);
+    assert_near(p.runs[1].finish_ms, 0.25765824, 1e-9);
+    assert_near(p.runs[2].start_ms, 10.19174368, 1e-9);
+    assert_near(p.runs[3].start_ms, 10.25765824, 1e-9);
+    assert_near(p.runs[4].start_ms, 15.25765824, 1e-9);
+    assert_near(p.runs[5].finish_ms, 30.44940192, 1e-9);
+    assert_near(p.iteration_ms, 31.44940192, 1e-9);
+    assert_near(p.compute_ms, 31.0, 1e-9);
+    assert_near(p.exposed_ms, 0.44940192, 1e-9);
+    assert_near(p.comm_ms, 0.77297472, 1e-9);
+    cp_prediction_free(&p);
+    square_close(&c);
+}
+
 /* Invariants (issue 4): iteration >= compute, exposed <= comm; a machine
  * with every link 10x faster never predicts a slower iteration; one GPU:
  * iteration = compute. */
@@ -225,7 +316,7 @@ static void check_invariants(const char *model, const char *topo, int hosts)
     cp_predictor pr, pf;
     cp_predict_opts o;
     cp_err e;
-    int s, l;
+    int s, l, fw;
     assert_int_equal(cp_model_load(model, &m, &e), CP_OK);
     assert_int_equal(cp_topo_load_hosts(topo, hosts, &t, &e), CP_OK);
     fast = cp_topo_clone(t);
@@ -234,25 +325,34 @@ static void check_invariants(const char *model, const char *topo, int hosts)
         fast->links[l].gbs[0] *= 10;
         fast->links[l].gbs[1] *= 10;
     }
-    cp_predict_opts_default(&o);
-    o.compute_ms = 250;
-    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
-    assert_int_equal(cp_predictor_init(&pf, m, fast, &o, &e), CP_OK);
-    for (s = 0; s < CP_STRATEGIES; s++) {
-        cp_prediction a, b;
-        assert_int_equal(cp_predict(&pr, (cp_strategy)s, &o, 0, &a, &e), CP_OK);
-        assert_int_equal(cp_predict(&pf, (cp_strategy)s, &o, 0, &b, &e), CP_OK);
-        if (!a.available)
-            continue;
-        assert_true(a.iteration_ms >= a.compute_ms - 1e-9);
-        assert_true(a.exposed_ms <= a.comm_ms + 1e-9);
-        assert_true(b.available);
-        if (b.iteration_ms > a.iteration_ms + 1e-9)
-            fail_msg("%s on %s: strategy %s is slower with 10x links (%.4f > %.4f ms)", model,
-                     topo, cp_strategy_name((cp_strategy)s), b.iteration_ms, a.iteration_ms);
+    for (fw = CP_FW_DDP; fw <= CP_FW_FSDP; fw++) {
+        cp_predict_opts_default(&o);
+        o.compute_ms = 250;
+        o.framework = (cp_framework)fw;
+        if (fw == CP_FW_ZERO2)
+            o.bucket_mb = 0; /* DeepSpeed's default, as the command line sets it */
+        assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+        assert_int_equal(cp_predictor_init(&pf, m, fast, &o, &e), CP_OK);
+        for (s = 0; s < CP_STRATEGIES; s++) {
+            cp_prediction a, b;
+            assert_int_equal(cp_predict(&pr, (cp_strategy)s, &o, 0, &a, &e), CP_OK);
+            assert_int_equal(cp_predict(&pf, (cp_strategy)s, &o, 0, &b, &e), CP_OK);
+            if (!a.available)
+                continue;
+            if (a.iteration_ms < a.compute_ms - 1e-9 || a.exposed_ms > a.comm_ms + 1e-9)
+                fail_msg("%s on %s, framework %d, strategy %s: iteration %.4f compute %.4f "
+                         "exposed %.4f comm %.4f", model, topo, fw,
+                         cp_strategy_name((cp_strategy)s), a.iteration_ms, a.compute_ms,
+                         a.exposed_ms, a.comm_ms);
+            assert_true(b.available);
+            if (b.iteration_ms > a.iteration_ms + 1e-9)
+                fail_msg("%s on %s, framework %d: strategy %s is slower with 10x links "
+                         "(%.4f > %.4f ms)", model, topo, fw,
+                         cp_strategy_name((cp_strategy)s), b.iteration_ms, a.iteration_ms);
+        }
+        cp_predictor_free(&pr);
+        cp_predictor_free(&pf);
     }
-    cp_predictor_free(&pr);
-    cp_predictor_free(&pf);
     cp_topo_free(fast);
     cp_topo_free(t);
     cp_model_free(m);
@@ -284,17 +384,22 @@ static void test_one_gpu(void **state)
     cp_predict_opts o;
     cp_prediction p;
     cp_err e;
+    int fw;
     (void)state;
     cp_topo_add_node(t, "g0", CP_GPU, 0);
     assert_int_equal(cp_topo_index(t, &e), CP_OK);
-    cp_predict_opts_default(&o);
-    o.compute_ms = 12.5;
-    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
-    assert_int_equal(cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e), CP_OK);
-    assert_near(p.iteration_ms, 12.5, 0);
-    assert_near(p.exposed_ms, 0, 0);
-    assert_near(p.comm_ms, 0, 0);
-    cp_predictor_free(&pr);
+    for (fw = CP_FW_DDP; fw <= CP_FW_FSDP; fw++) { /* every framework */
+        cp_predict_opts_default(&o);
+        o.compute_ms = 12.5;
+        o.framework = (cp_framework)fw;
+        assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+        assert_int_equal(cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e), CP_OK);
+        assert_near(p.iteration_ms, 12.5, 0);
+        assert_near(p.compute_ms, 12.5, 0);
+        assert_near(p.exposed_ms, 0, 0);
+        assert_near(p.comm_ms, 0, 0);
+        cp_predictor_free(&pr);
+    }
     cp_topo_free(t);
     cp_model_free(m);
 }
@@ -370,7 +475,8 @@ int main(void)
         cmocka_unit_test(test_timeline_by_hand), cmocka_unit_test(test_invariants),
         cmocka_unit_test(test_one_gpu),         cmocka_unit_test(test_resnet50_dgx1),
         cmocka_unit_test(test_horovod_fusion),  cmocka_unit_test(test_copies_by_hand),
-        cmocka_unit_test(test_accumulation_by_hand),
+        cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
+        cmocka_unit_test(test_fsdp_by_hand),
     };
     return cmocka_run_group_tests_name("predict", tests, NULL, NULL);
 }

@@ -1,0 +1,32 @@
+/*
+ * sharded.h - iteration time of sharded data parallelism: ZeRO stage 2
+ * (DeepSpeed) and fully sharded data parallel (PyTorch FSDP FULL_SHARD).
+ *
+ * Both replace the gradient all-reduce by a ReduceScatter (each GPU keeps
+ * the sum of its 1/N shard) and an AllGather of parameters (docs/model.md,
+ * eqs. Z1-Z2):
+ *   ZeRO-2: gradient buckets are reduce-scattered as backward fills them,
+ *     overlapping the rest of backward; each GPU steps the optimizer on its
+ *     shard (1/N of the optimizer time); the updated parameters are then
+ *     all-gathered in buckets before the next forward, not overlapped.
+ *   FSDP: every layer's parameters are all-gathered just before its
+ *     forward and again before its backward (prefetched one layer ahead,
+ *     at most two layers gathered at once), and its gradients
+ *     reduce-scattered as soon as its backward ends; one communication
+ *     stream in issue order.
+ *
+ * Ownership: as cp_predict (predict.h).
+ */
+#ifndef CP_SHARDED_H
+#define CP_SHARDED_H
+
+#include "predict/predict.h"
+
+/* Predict strategy s (ring, tree, auto, hier, best: the collective
+ * algorithm of every ReduceScatter and AllGather) under o->framework
+ * CP_FW_ZERO2 or CP_FW_FSDP.  Strategies that are not collectives (ps,
+ * proxy, coarse) come back unavailable, with the reason. */
+int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
+                       int keep_runs, cp_prediction *out, cp_err *e);
+
+#endif
