@@ -170,44 +170,54 @@ static int finish_topology(const char *in, const char *out, json_t *root, const 
     return rc == CP_OK ? write_checked(in, out, root, 0, e) : rc;
 }
 
-static int convert(const char *in, const char *out, const cp_import_opts *o,
-                   const char *calib, cp_err *e)
+/* The converters behind one signature: the text of `in` to JSON. */
+typedef int (*converter)(const char *in, const char *text, size_t len, const void *opts,
+                         json_t **root, cp_err *e);
+
+static int conv_nccl(const char *in, const char *text, size_t len, const void *opts,
+                     json_t **root, cp_err *e)
+{
+    return cp_import_nccl_topo(in, text, len, opts, root, e);
+}
+
+static int conv_smi(const char *in, const char *text, size_t len, const void *opts,
+                    json_t **root, cp_err *e)
+{
+    return cp_import_smi_topo(in, text, len, opts, root, e);
+}
+
+static int conv_hf(const char *in, const char *text, size_t len, const void *opts,
+                   json_t **root, cp_err *e)
+{
+    return cp_import_hf_config(in, text, len, opts, root, e);
+}
+
+/* Read `in`, convert it, check it with the loader of what it became (a
+ * model, or a topology given `calib`'s calibration) and write it. */
+static int convert(const char *in, const char *out, converter conv, const void *opts,
+                   int is_model, const char *calib, cp_err *e)
 {
     char *text = NULL;
     size_t len;
     json_t *root = NULL;
     int rc = cp_read_file(in, &text, &len, e);
     if (rc == CP_OK)
-        rc = cp_import_nccl_topo(in, text, len, o, &root, e);
+        rc = conv(in, text, len, opts, &root, e);
     if (rc == CP_OK)
-        rc = finish_topology(in, out, root, calib, e);
+        rc = is_model ? write_checked(in, out, root, 1, e)
+                      : finish_topology(in, out, root, calib, e);
     json_decref(root);
     free(text);
     return rc;
 }
 
-static int convert_smi(const char *in, const char *out, const cp_smi_opts *o,
-                       const char *calib, cp_err *e)
-{
-    char *text = NULL;
-    size_t len;
-    json_t *root = NULL;
-    int rc = cp_read_file(in, &text, &len, e);
-    if (rc == CP_OK)
-        rc = cp_import_smi_topo(in, text, len, o, &root, e);
-    if (rc == CP_OK)
-        rc = finish_topology(in, out, root, calib, e);
-    json_decref(root);
-    free(text);
-    return rc;
-}
-
-/* One option of `import smi-topo`; CP_OK or a usage error. */
-static int smi_option(int c, cp_smi_opts *o, const char **out, const char **calib)
+/* One option of `import smi-topo` (opts: cp_smi_opts); CP_OK or a usage
+ * error. */
+static int smi_option(int c, void *opts, const char **calib)
 {
     static const char cmd[] = "import smi-topo";
+    cp_smi_opts *o = opts;
     switch (c) {
-    case 'o': *out = optarg; return CP_OK;
     case OPT_NAME: o->base.name = optarg; return CP_OK;
     case OPT_CALIB: *calib = optarg; return CP_OK;
     case OPT_GPU:
@@ -224,69 +234,14 @@ static int smi_option(int c, cp_smi_opts *o, const char **out, const char **cali
     }
 }
 
-/* `import smi-topo ...`: argv[0] is "smi-topo". */
-static int import_smi(int argc, char **argv)
+/* One option of `import hf-config` (opts: cp_hf_opts); CP_OK or a usage
+ * error. */
+static int hf_option(int c, void *opts, const char **calib)
 {
-    static const struct option lo[] = {
-        {"output", required_argument, NULL, 'o'},   {"name", required_argument, NULL, OPT_NAME},
-        {"gpu", required_argument, NULL, OPT_GPU},
-        {"nvlink-gbs", required_argument, NULL, OPT_NVGBS},
-        {"pcie-gbs", required_argument, NULL, OPT_PCIEGBS},
-        {"net-gbs", required_argument, NULL, OPT_NETGBS},
-        {"net-latency-us", required_argument, NULL, OPT_NETLAT},
-        {"calibration", required_argument, NULL, OPT_CALIB},
-        {"help", no_argument, NULL, 'h'},           {0, 0, 0, 0}};
-    cp_smi_opts o;
-    const char *out = "-", *calib = NULL;
-    cp_err e;
-    int c, rc = CP_OK;
-
-    cp_smi_opts_default(&o);
-    opterr = 0;
-    optind = 1;
-    while (rc == CP_OK && (c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(smi_help, stdout);
-            return CP_OK;
-        }
-        if (c == ':' || c == '?') /* name the option as the user wrote it */
-            return cli_usage("import smi-topo", c == ':' ? "option '%s' needs a value"
-                                                         : "unknown option '%s'",
-                             argv[optind - 1]);
-        rc = smi_option(c, &o, &out, &calib);
-    }
-    if (rc)
-        return rc;
-    if (optind + 1 != argc)
-        return cli_usage("import smi-topo", "expected: import smi-topo TOPO-M.txt");
-    if (cp_same_file(out, argv[optind]))
-        return cli_usage("import smi-topo", "-o %s would overwrite the input", out);
-    cp_err_clear(&e);
-    return cli_report(convert_smi(argv[optind], out, &o, calib, &e), &e);
-}
-
-/* Read a Hugging Face config, convert it, check and write the model. */
-static int convert_hf(const char *in, const char *out, const cp_hf_opts *o, cp_err *e)
-{
-    char *text = NULL;
-    size_t len;
-    json_t *root = NULL;
-    int rc = cp_read_file(in, &text, &len, e);
-    if (rc == CP_OK)
-        rc = cp_import_hf_config(in, text, len, o, &root, e);
-    if (rc == CP_OK)
-        rc = write_checked(in, out, root, 1, e);
-    json_decref(root);
-    free(text);
-    return rc;
-}
-
-/* One option of `import hf-config`; CP_OK or a usage error. */
-static int hf_option(int c, cp_hf_opts *o, const char **out)
-{
+    cp_hf_opts *o = opts;
     int n = 0, rc = CP_OK;
+    (void)calib; /* a model has no calibration */
     switch (c) {
-    case 'o': *out = optarg; break;
     case OPT_NAME: o->name = optarg; break;
     case OPT_ARCH: o->arch = optarg; break;
     case OPT_SEQ:
@@ -308,7 +263,70 @@ static int hf_option(int c, cp_hf_opts *o, const char **out)
     return rc;
 }
 
-/* `import hf-config CONFIG.json [options]`; argv[0] is "hf-config". */
+/* What a kind that takes its options after the kind word supplies. */
+typedef struct import_kind {
+    const char *cmd;          /* for usage errors: "import smi-topo" */
+    const char *help;         /* printed by -h */
+    const char *expect;       /* the usage line for a wrong argument count */
+    const struct option *lo;  /* its long options */
+    int (*option)(int c, void *opts, const char **calib);
+    converter conv;
+    int is_model;             /* the result is a model, not a topology */
+} import_kind;
+
+/* `import KIND FILE [options]`; argv[0] is the kind word.  Parses the
+ * options into opts, then converts FILE. */
+static int run_kind(const import_kind *k, void *opts, int argc, char **argv)
+{
+    const char *out = "-", *calib = NULL;
+    cp_err e;
+    int c, rc = CP_OK;
+    opterr = 0;
+    optind = 1;
+    while (rc == CP_OK && (c = getopt_long(argc, argv, ":ho:", k->lo, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(k->help, stdout);
+            return CP_OK;
+        }
+        if (c == ':' || c == '?') /* name the option as the user wrote it */
+            return cli_usage(k->cmd, c == ':' ? "option '%s' needs a value"
+                                              : "unknown option '%s'",
+                             argv[optind - 1]);
+        if (c == 'o')
+            out = optarg;
+        else
+            rc = k->option(c, opts, &calib);
+    }
+    if (rc)
+        return rc;
+    if (optind + 1 != argc)
+        return cli_usage(k->cmd, "expected: %s", k->expect);
+    if (cp_same_file(out, argv[optind]))
+        return cli_usage(k->cmd, "-o %s would overwrite the input", out);
+    cp_err_clear(&e);
+    return cli_report(convert(argv[optind], out, k->conv, opts, k->is_model, calib, &e), &e);
+}
+
+/* `import smi-topo TOPO-M.txt [options]`. */
+static int import_smi(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"output", required_argument, NULL, 'o'},   {"name", required_argument, NULL, OPT_NAME},
+        {"gpu", required_argument, NULL, OPT_GPU},
+        {"nvlink-gbs", required_argument, NULL, OPT_NVGBS},
+        {"pcie-gbs", required_argument, NULL, OPT_PCIEGBS},
+        {"net-gbs", required_argument, NULL, OPT_NETGBS},
+        {"net-latency-us", required_argument, NULL, OPT_NETLAT},
+        {"calibration", required_argument, NULL, OPT_CALIB},
+        {"help", no_argument, NULL, 'h'},           {0, 0, 0, 0}};
+    static const import_kind k = {"import smi-topo", smi_help,
+                                  "import smi-topo TOPO-M.txt", lo, smi_option, conv_smi, 0};
+    cp_smi_opts o;
+    cp_smi_opts_default(&o);
+    return run_kind(&k, &o, argc, argv);
+}
+
+/* `import hf-config CONFIG.json [options]`. */
 static int import_hf_config(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -318,33 +336,11 @@ static int import_hf_config(int argc, char **argv)
         {"dtype", required_argument, NULL, OPT_DTYPE},
         {"arch", required_argument, NULL, OPT_ARCH},
         {"help", no_argument, NULL, 'h'},         {0, 0, 0, 0}};
+    static const import_kind k = {"import", help, "import hf-config CONFIG.json", lo,
+                                  hf_option, conv_hf, 1};
     cp_hf_opts o;
-    const char *out = "-";
-    cp_err e;
-    int c, rc = CP_OK;
-
     cp_hf_opts_default(&o);
-    opterr = 0;
-    optind = 1;
-    while (rc == CP_OK && (c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(help, stdout);
-            return CP_OK;
-        }
-        if (c == ':' || c == '?') /* name the option as the user wrote it */
-            return cli_usage("import", c == ':' ? "option '%s' needs a value"
-                                                : "unknown option '%s'",
-                             argv[optind - 1]);
-        rc = hf_option(c, &o, &out);
-    }
-    if (rc)
-        return rc;
-    if (optind + 1 != argc)
-        return cli_usage("import", "expected: import hf-config CONFIG.json");
-    if (cp_same_file(out, argv[optind]))
-        return cli_usage("import", "-o %s would overwrite the input", out);
-    cp_err_clear(&e);
-    return cli_report(convert_hf(argv[optind], out, &o, &e), &e);
+    return run_kind(&k, &o, argc, argv);
 }
 
 int cmd_import(int argc, char **argv)
@@ -395,5 +391,5 @@ int cmd_import(int argc, char **argv)
     if (cp_same_file(out, argv[optind + 1]))
         return cli_usage("import", "-o %s would overwrite the input", out);
     cp_err_clear(&e);
-    return cli_report(convert(argv[optind + 1], out, &o, calib, &e), &e);
+    return cli_report(convert(argv[optind + 1], out, conv_nccl, &o, 0, calib, &e), &e);
 }

@@ -116,6 +116,21 @@ static char *dir_of(const char *path)
     return d;
 }
 
+void cp_base_name(const char *path, int strip_ext, char *out, size_t cap)
+{
+    size_t n = strlen(path);
+    const char *b;
+    char *dot;
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    for (b = path + n; b > path && b[-1] != '/'; b--)
+        ;
+    snprintf(out, cap, "%.*s", (int)(n - (size_t)(b - path)), b);
+    dot = strip_ext ? strrchr(out, '.') : NULL;
+    if (dot && dot != out)
+        *dot = '\0';
+}
+
 int cp_out_open(cp_outfile *o, const char *path, cp_err *e)
 {
     char *dir;

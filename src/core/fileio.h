@@ -36,6 +36,12 @@ typedef struct cp_outfile {
     size_t memlen;
 } cp_outfile;
 
+/* The last part of a path in out (cap bytes), without its extension when
+ * strip_ext: "dir/aws-p4d-24xl-topo.xml" -> "aws-p4d-24xl-topo",
+ * "org/Llama-2-7b-hf/" -> "Llama-2-7b-hf".  The default name an importer
+ * gives what it converts. */
+void cp_base_name(const char *path, int strip_ext, char *out, size_t cap);
+
 /* Start writing `path` ("-" = stdout).  On error nothing is created.
  * Standard output is held in memory until cp_out_commit, so a command that
  * fails half-way prints nothing a pipeline could take for a result. */

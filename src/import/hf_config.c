@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "import/hf_config.h"
+#include "core/fileio.h"
 #include "core/jsondoc.h"
 #include "model/model.h"
 
@@ -627,22 +628,6 @@ static void emit_llama(build *b, const hf_dims *c)
 /* ------------------------------------------------------------------------ */
 /* The model object                                                          */
 
-/* "dir/gpt2-medium.json" -> "gpt2-medium"; "org/Llama-2-7b-hf/" -> "Llama-2-7b-hf". */
-static void last_part(const char *path, int strip_ext, char *out, size_t cap)
-{
-    size_t n = strlen(path);
-    const char *b;
-    char *dot;
-    while (n > 1 && path[n - 1] == '/')
-        n--;
-    for (b = path + n; b > path && b[-1] != '/'; b--)
-        ;
-    snprintf(out, cap, "%.*s", (int)(n - (size_t)(b - path)), b);
-    dot = strip_ext ? strrchr(out, '.') : NULL;
-    if (dot && dot != out)
-        *dot = '\0';
-}
-
 /* The model's name: --name, else the last part of _name_or_path (what
  * save_pretrained records), else the file's base name. */
 static int model_name(const cp_jdoc *d, const cp_hf_opts *o, json_t **out, cp_err *e)
@@ -653,9 +638,9 @@ static int model_name(const cp_jdoc *d, const cp_hf_opts *o, json_t **out, cp_er
     if (o->name)
         snprintf(name, sizeof name, "%s", o->name);
     else if (json_is_string(np))
-        last_part(json_string_value(np), 0, name, sizeof name);
+        cp_base_name(json_string_value(np), 0, name, sizeof name);
     if (!o->name && !name[0]) /* no _name_or_path, or only slashes */
-        last_part(d->path, 1, name, sizeof name);
+        cp_base_name(d->path, 1, name, sizeof name);
     if (!name[0] || strlen(name) > MODEL_NAME_BYTES)
         return cp_fail_at(e, CP_EINPUT, d->path, 0, 0, NULL,
                           "the model name \"%.60s\" is empty or over %d bytes: give "

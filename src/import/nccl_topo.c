@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fileio.h"
 #include "core/units.h"
 #include "import/nccl_topo.h"
 #include "import/xml.h"
@@ -431,16 +432,6 @@ void cp_import_opts_default(cp_import_opts *o)
     o->net_lat_us = 1.5; /* InfiniBand port to port through one switch */
 }
 
-/* "dir/aws-p4d-24xl-topo.xml" -> "aws-p4d-24xl-topo". */
-static void base_name(const char *path, char *out, size_t cap)
-{
-    const char *b = strrchr(path, '/');
-    char *dot;
-    snprintf(out, cap, "%s", b ? b + 1 : path);
-    dot = strrchr(out, '.');
-    if (dot && dot != out)
-        *dot = '\0';
-}
 
 int cp_import_nccl_topo(const char *path, const char *text, size_t len,
                         const cp_import_opts *o, json_t **out, cp_err *e)
@@ -473,7 +464,7 @@ int cp_import_nccl_topo(const char *path, const char *text, size_t len,
         if (o->name)
             snprintf(name, sizeof name, "%s", o->name);
         else
-            base_name(path, name, sizeof name);
+            cp_base_name(path, 1, name, sizeof name);
         snprintf(full, sizeof full, "imported from %s by coarse-plan import nccl-topo (docs/"
                  "import.md)%s%s", path, m.notes[0] ? ". Assumed: " : "", m.notes);
         json_object_set_new(t, "name", json_string(name));

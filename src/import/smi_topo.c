@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fileio.h"
 #include "core/units.h"
 #include "import/smi_topo.h"
 
@@ -1092,16 +1093,6 @@ int cp_smi_gpu_known(const char *gpu)
     return find_gen(gpu) != NULL;
 }
 
-/* "dir/dgx1_topo.txt" -> "dgx1_topo": the default topology name. */
-static void base_name(const char *path, char *out, size_t cap)
-{
-    const char *b = strrchr(path, '/');
-    char *dot;
-    snprintf(out, cap, "%s", b ? b + 1 : path);
-    dot = strrchr(out, '.');
-    if (dot && dot != out)
-        *dot = '\0';
-}
 
 /* Stages 2 to 6, once the matrix is read.  Nodes go out as cpus, PCIe
  * switches, nvswitches, GPUs, NICs; links as NVLinks, PCIe (endpoints,
@@ -1148,7 +1139,7 @@ static json_t *result(const smi *m)
     if (m->o->base.name)
         snprintf(name, sizeof name, "%s", m->o->base.name);
     else
-        base_name(m->path, name, sizeof name);
+        cp_base_name(m->path, 1, name, sizeof name);
     snprintf(full, sizeof full, "imported from %s by coarse-plan import smi-topo (docs/"
              "import.md). Assumed: %s", m->path, m->notes);
     json_object_set_new(t, "name", json_string(name));
