@@ -46,6 +46,31 @@ int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, 
     return CP_OK;
 }
 
+int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out)
+{
+    static const char *const names[] = {"ddp", "horovod", "zero2", "fsdp"};
+    static const cp_framework ids[] = {CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP};
+    size_t k;
+    for (k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(arg, names[k]) == 0) {
+            *out = ids[k];
+            return CP_OK;
+        }
+    return cli_usage(cmd, "--framework: expected ddp, horovod, zero2 or fsdp, got '%s'", arg);
+}
+
+int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
+{
+    if (p->framework != CP_FW_ZERO2 && p->framework != CP_FW_FSDP)
+        return CP_OK;
+    if (p->accum_steps > 1) /* both synchronise every micro-batch */
+        return cli_usage(cmd, "--accum-steps is not modelled for --framework %s",
+                         p->framework == CP_FW_FSDP ? "fsdp" : "zero2");
+    if (!bucket_given)
+        p->bucket_mb = 0; /* ZeRO-2: DeepSpeed's bucket of 5e8 elements */
+    return CP_OK;
+}
+
 int cli_parse_hosts(const char *cmd, const char *arg, int *out)
 {
     return cli_parse_count(cmd, "--hosts", arg, CP_MAX_HOSTS, out);

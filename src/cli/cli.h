@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "core/err.h"
+#include "predict/predict.h"
 
 int cmd_check(int argc, char **argv);
 int cmd_info(int argc, char **argv);
@@ -44,6 +45,15 @@ int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double
 
 /* --grad-dtype fp32|fp16|bf16 as bytes per element; 0 or a usage error. */
 int cli_parse_grad_dtype(const char *cmd, const char *arg, int *bytes);
+
+/* --framework ddp|horovod|zero2|fsdp; 0 or a usage error (2). */
+int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out);
+
+/* What the chosen framework makes of the other options, once all are
+ * parsed: ZeRO-2 buckets default to DeepSpeed's (bucket_mb 0) unless
+ * --bucket-mb was given; gradient accumulation is not modelled for the
+ * sharded frameworks.  0 or a usage error (2). */
+int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given);
 
 /* A whole-number option in [1, max]; 0 or a usage error (2) naming opt. */
 int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, int *out);

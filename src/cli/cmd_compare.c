@@ -19,6 +19,7 @@ static const char help[] =
     "                           [-s S1,S2..] [--hosts N] [--compute-ms T] [--mfu F]\n"
     "                           [--bucket-mb B] [--compute-scale F] [--grad-dtype T]\n"
     "                           [--accum-steps K] [--bucket-view]\n"
+    "                           [--framework ddp|horovod|zero2|fsdp]\n"
     "                           [--memdev-gbs X[,X..]] [--svg CHART.svg]\n"
     "                           [--memdev-reduce-gbs Y[,Y..]]\n"
     "\n"
@@ -33,12 +34,12 @@ static const char help[] =
     "every memory device's reduce rate with each listed value in turn (a sweep\n"
     "over the assumed device figures); memdev_* columns are empty otherwise.\n"
     "Compute: --compute-ms for all, else each model's own, else estimated from\n"
-    "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).  --accum-steps and\n"
-    "--bucket-view are as for predict.\n"
+    "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).  --accum-steps,\n"
+    "--bucket-view and --framework are as for predict.\n"
     "--svg also draws the speed-ups over ring as a grouped bar chart.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE,
-       OPT_SVG, OPT_ACCUM, OPT_VIEW };
+       OPT_SVG, OPT_ACCUM, OPT_VIEW, OPT_FW };
 
 #define MAX_LIST 64
 
@@ -87,6 +88,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"compute-scale", required_argument, NULL, OPT_SCALE},
         {"grad-dtype", required_argument, NULL, OPT_DTYPE},
         {"accum-steps", required_argument, NULL, OPT_ACCUM},
+        {"framework", required_argument, NULL, OPT_FW},
         {"bucket-view", no_argument, NULL, OPT_VIEW},
         {"svg", required_argument, NULL, OPT_SVG},
         {"memdev-gbs", required_argument, NULL, OPT_MGBS},
@@ -95,7 +97,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     static const cp_strategy dflt[] = {CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_PS, CP_S_PROXY,
                                        CP_S_COARSE};
     const char *names[MAX_LIST];
-    int c, k, rc = CP_OK, nn = 0;
+    int c, k, rc = CP_OK, nn = 0, bucket_given = 0;
     memset(o, 0, sizeof *o);
     o->hosts = 1;
     cp_predict_opts_default(&o->p);
@@ -123,7 +125,11 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_ACCUM: rc = cli_parse_count("compare", "--accum-steps", optarg, 1000000,
                                              &o->p.accum_steps); break;
         case OPT_VIEW: o->p.bucket_view = 1; break;
-        case OPT_BUCKET: rc = cli_parse_positive("compare", "--bucket-mb", optarg, 65536, &o->p.bucket_mb); break;
+        case OPT_BUCKET:
+            rc = cli_parse_positive("compare", "--bucket-mb", optarg, 65536, &o->p.bucket_mb);
+            bucket_given = 1;
+            break;
+        case OPT_FW: rc = cli_parse_framework("compare", optarg, &o->p.framework); break;
         case OPT_MGBS: rc = add_numbers("--memdev-gbs", optarg, o->mgbs, &o->nmg); break;
         case OPT_MRED: rc = add_numbers("--memdev-reduce-gbs", optarg, o->mred, &o->nmr); break;
         case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
@@ -149,7 +155,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         memcpy(o->strat, dflt, sizeof dflt);
         o->ns = (int)(sizeof dflt / sizeof dflt[0]);
     }
-    return CP_OK;
+    return cli_settle_framework("compare", &o->p, bucket_given);
 }
 
 /* Replace every CXL link's bandwidth and every memory device's reduce rate. */

@@ -148,19 +148,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_CYCLE: rc = cli_parse_positive("predict", "--cycle-ms", optarg, 1e5, &o->p.cycle_ms); break;
         case OPT_MFU: rc = cli_parse_positive("predict", "--mfu", optarg, 1, &o->p.mfu); break;
         case OPT_SCALE: rc = cli_parse_positive("predict", "--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
-        case OPT_FW:
-            if (strcmp(optarg, "ddp") == 0)
-                o->p.framework = CP_FW_DDP;
-            else if (strcmp(optarg, "horovod") == 0)
-                o->p.framework = CP_FW_HOROVOD;
-            else if (strcmp(optarg, "zero2") == 0)
-                o->p.framework = CP_FW_ZERO2;
-            else if (strcmp(optarg, "fsdp") == 0)
-                o->p.framework = CP_FW_FSDP;
-            else
-                rc = cli_usage("predict", "--framework: expected ddp, horovod, zero2 or fsdp, "
-                               "got '%s'", optarg);
-            break;
+        case OPT_FW: rc = cli_parse_framework("predict", optarg, &o->p.framework); break;
         case OPT_DTYPE: rc = cli_parse_grad_dtype("predict", optarg, &o->p.grad_bytes); break;
         case OPT_JSON: o->json = 1; break;
         case OPT_CSV: o->csv = 1; break;
@@ -181,17 +169,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("predict", "-m MODEL and -t TOPO are required");
     if (o->json + o->csv + o->timeline > 1)
         return cli_usage("predict", "--json, --csv and --timeline do not combine");
-    if (o->p.framework == CP_FW_ZERO2 || o->p.framework == CP_FW_FSDP) {
-        if (o->p.accum_steps > 1) /* both synchronise every micro-batch */
-            return cli_usage("predict", "--accum-steps is not modelled for --framework %s",
-                             o->p.framework == CP_FW_FSDP ? "fsdp" : "zero2");
-        if (!bucket_given)
-            o->p.bucket_mb = 0; /* ZeRO-2: DeepSpeed's bucket of 5e8 elements */
-        if (o->sweep_hi > 0 && o->p.framework == CP_FW_FSDP)
-            return cli_usage("predict", "--sweep-bucket is for ddp and zero2 buckets; fsdp "
-                             "gathers and reduces one layer at a time");
-    }
-    return CP_OK;
+    if (o->sweep_hi > 0 && o->p.framework == CP_FW_FSDP)
+        return cli_usage("predict", "--sweep-bucket is for ddp and zero2 buckets; fsdp "
+                         "gathers and reduces one layer at a time");
+    return cli_settle_framework("predict", &o->p, bucket_given);
 }
 
 /* Default strategy list: everything this machine can run. */
