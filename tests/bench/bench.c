@@ -178,6 +178,40 @@ static void row_predict_hosts(const char *arg, char *res, size_t cap)
     cp_topo_free(t);
 }
 
+/* One FSDP prediction of bert-large (every layer gathered twice and
+ * reduce-scattered, auto per operation) on dgx-a100 x `arg` hosts, machine
+ * model built once; the mean of 200. */
+static void row_predict_fsdp(const char *arg, char *res, size_t cap)
+{
+    cp_model *m;
+    cp_topo *t;
+    cp_err e;
+    cp_predictor pr;
+    cp_predict_opts o;
+    double t0, ms = 0;
+    int i;
+    if (cp_model_load("models/bert-large.json", &m, &e) ||
+        cp_topo_load_hosts("topologies/dgx-a100.json", atoi(arg), &t, &e))
+        die("load", &e);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 300;
+    o.framework = CP_FW_FSDP;
+    if (cp_predictor_init(&pr, m, t, &o, &e))
+        die("predict", &e);
+    t0 = cp_now_s();
+    for (i = 0; i < 200; i++) {
+        cp_prediction p;
+        if (cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e))
+            die("predict", &e);
+        ms = p.iteration_ms;
+    }
+    snprintf(res, cap, "%.3f ms per predict on %d GPUs (%d layers; iteration %.2f ms)",
+             (cp_now_s() - t0) / 200 * 1e3, t->ngpus, m->nlayers, ms);
+    cp_predictor_free(&pr);
+    cp_model_free(m);
+    cp_topo_free(t);
+}
+
 /* Plan gpt2 repeated `arg` times on dgx1-v100-cxl. */
 static void row_plan(const char *arg, char *res, size_t cap)
 {
@@ -222,6 +256,8 @@ static const row rows[] = {
     {"collective sweep hgx-h100 --hosts 128", row_sweep, ""},
     {"predict gpt2 dgx1-v100-cxl --hosts 32", row_predict_hosts, "32"},
     {"predict gpt2 dgx1-v100-cxl --hosts 128", row_predict_hosts, "128"},
+    {"predict gpt2 dgx1-v100-cxl --hosts 1024", row_predict_hosts, "1024"},
+    {"predict bert-large fsdp dgx-a100 --hosts 16", row_predict_fsdp, "16"},
     {"plan gpt2 on dgx1-v100-cxl", row_plan, "1"},
     {"plan gpt2 x10 on dgx1-v100-cxl", row_plan, "10"},
     {"plan gpt2 x100 on dgx1-v100-cxl", row_plan, "100"},
