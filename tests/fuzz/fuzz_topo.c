@@ -15,7 +15,7 @@
  * second on an 8-GPU NVSwitch machine under the sanitizers.  It runs only
  * on inputs of at most COLL_MAX_BYTES with at most COLL_MAX_GPUS GPUs per
  * host, so that the fuzzer keeps its speed on the loader.  Those inputs also
- * get `predict` with a small model (every strategy, compute estimated from
+ * get `predict` with a small model (every strategy and framework, compute estimated from
  * the GPUs' tflops when they have them): every available prediction must be
  * finite.
  */
@@ -132,7 +132,9 @@ static const cp_model *fuzz_model(void)
     return m;
 }
 
-static void predict(const cp_topo *t)
+/* Every strategy under one framework: finite times, and the invariants
+ * every framework keeps (iteration >= compute, exposed <= comm). */
+static void predict_fw(const cp_topo *t, cp_framework fw)
 {
     const cp_model *m = fuzz_model();
     cp_predict_opts o;
@@ -140,6 +142,7 @@ static void predict(const cp_topo *t)
     cp_err e;
     int s, rc;
     cp_predict_opts_default(&o);
+    o.framework = fw;
     /* estimated from tflops when the GPUs have them, else "measured" */
     o.compute_ms = t->nodes[t->gpus[0]].tflops > 0 ? 0 : 50;
     cp_err_clear(&e);
@@ -158,10 +161,19 @@ static void predict(const cp_topo *t)
             FUZZ_REQUIRE(isfinite(out.compute_ms) && out.compute_ms >= 0);
             FUZZ_REQUIRE(isfinite(out.comm_ms) && out.comm_ms >= 0);
             FUZZ_REQUIRE(isfinite(out.exposed_ms));
+            FUZZ_REQUIRE(out.iteration_ms >= out.compute_ms * (1 - 1e-9) - 1e-9);
+            FUZZ_REQUIRE(out.exposed_ms <= out.comm_ms * (1 + 1e-9) + 1e-9);
         }
         cp_prediction_free(&out);
     }
     cp_predictor_free(&p);
+}
+
+static void predict(const cp_topo *t)
+{
+    int fw;
+    for (fw = CP_FW_DDP; fw <= CP_FW_FSDP; fw++)
+        predict_fw(t, (cp_framework)fw);
 }
 
 static void use_topo(const cp_topo *t, size_t size)
