@@ -405,6 +405,41 @@ static void test_ps_footprint_symmetry(void **state)
     cp_topo_free(t);
 }
 
+/* The planner sees what predict sees: four accumulated micro-batches of
+ * 100 ms and DDP's copies into the buckets (--bucket-view: none back).  By
+ * hand: gpt2 has 124,439,808 parameters, 497,759,232 bytes of fp32
+ * gradients; one pass at the V100's 900 GB/s reads and writes them:
+ * 2 x 497,759,232 / 900e6 = 1.10613163 ms.  Compute 4 x 100 + 1.10613163;
+ * with a copy back, 1.10613163 more. */
+static void test_plan_accumulation(void **state)
+{
+    cp_model *m;
+    cp_topo *t;
+    cp_predictor pr;
+    cp_plan_opts o;
+    cp_plan p;
+    cp_err e;
+    int view;
+    (void)state;
+    assert_int_equal(cp_model_load("models/gpt2.json", &m, &e), CP_OK);
+    assert_int_equal(cp_topo_load("topologies/dgx1-v100-cxl.json", &t, &e), CP_OK);
+    for (view = 1; view >= 0; view--) {
+        cp_plan_opts_default(&o);
+        o.pred.compute_ms = 100;
+        o.pred.accum_steps = 4;
+        o.pred.bucket_view = view;
+        assert_int_equal(cp_predictor_init(&pr, m, t, &o.pred, &e), CP_OK);
+        assert_int_equal(cp_plan_build(&pr, &o, &p, &e), CP_OK);
+        assert_near(p.compute_ms, 401.10613163 + (view ? 0 : 1.10613163), 1e-7);
+        assert_true(p.iteration_ms >= p.compute_ms - 1e-9);
+        assert_true(p.iteration_ms >= p.lower_bound_ms - 1e-9);
+        cp_plan_free(&p);
+        cp_predictor_free(&pr);
+    }
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -415,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_deadlock_check),
         cmocka_unit_test(test_loader_rejects_bad_files),
         cmocka_unit_test(test_ps_footprint_symmetry),
+        cmocka_unit_test(test_plan_accumulation),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
