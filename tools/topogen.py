@@ -113,6 +113,16 @@ GPU_TFLOPS = {
     "A100-SXM4-40GB": 19.5, "H100-SXM5-80GB": 67, "T4-16GB": 8.1,
 }
 
+# Peak dense FP16/BF16 TFLOP/s per GPU, tensor cores where the part has them
+# (NVIDIA datasheets: Tesla V100 SXM2 125 (FP16 tensor), Tesla P100 SXM2 21.2
+# (FP16, no tensor cores), A100 312 (BF16/FP16 tensor), H100 SXM5 989 (BF16
+# tensor, dense), T4 65 (FP16 tensor)).  Used for fp16 and bf16 models when
+# compute is estimated (docs/model.md, eq. P0).
+GPU_TFLOPS_FP16 = {
+    "V100-SXM2-16GB": 125, "V100-SXM2-32GB": 125, "P100-SXM2-16GB": 21.2,
+    "A100-SXM4-40GB": 312, "H100-SXM5-80GB": 989, "T4-16GB": 65,
+}
+
 # Device memory bandwidth per GPU, GB/s, read and write combined (NVIDIA
 # datasheets: Tesla V100 SXM2 900, Tesla P100 SXM2 732, A100 40GB 1,555,
 # H100 SXM5 3,350, T4 320).  Prices the gradient copies frameworks make
@@ -139,8 +149,10 @@ class Topo:
             kw["tflops"] = GPU_TFLOPS[kw["model"]]
         if kind == "gpu" and "mem_gbs" not in kw and kw.get("model") in GPU_MEM_GBS:
             kw["mem_gbs"] = GPU_MEM_GBS[kw["model"]]
+        if kind == "gpu" and "tflops_fp16" not in kw and kw.get("model") in GPU_TFLOPS_FP16:
+            kw["tflops_fp16"] = GPU_TFLOPS_FP16[kw["model"]]
         for k in ("model", "mem_gbs", "reduce_gbs", "capacity_gb", "net_gbs",
-                  "net_latency_us", "tflops"):
+                  "net_latency_us", "tflops", "tflops_fp16"):
             if k in kw:
                 n[k] = kw.pop(k)
         assert not kw, kw

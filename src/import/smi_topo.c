@@ -69,12 +69,16 @@ static const struct gen {
     double pcie_gbs;
     const char *pcie_what;
     const char *sxm, *pcie;
-    double sxm_tflops, pcie_tflops, sxm_mem_gbs, pcie_mem_gbs;
+    double sxm_tflops, pcie_tflops, sxm_mem_gbs, pcie_mem_gbs, sxm_fp16, pcie_fp16;
 } gens[] = {
-    {"p100", "P100", 20, 4, 12, "Gen3 x16", "P100-SXM2", "P100-PCIE", 10.6, 9.3, 732, 732},
-    {"v100", "V100", 25, 6, 12, "Gen3 x16", "V100-SXM2", "V100-PCIE", 15.7, 14.0, 900, 900},
-    {"a100", "A100", 25, 12, 24, "Gen4 x16", "A100-SXM4", "A100-PCIE", 19.5, 19.5, 1555, 1555},
-    {"h100", "H100", 25, 18, 48, "Gen5 x16", "H100-SXM5", "H100-PCIE", 67.0, 51.0, 3350, 2000},
+    {"p100", "P100", 20, 4, 12, "Gen3 x16", "P100-SXM2", "P100-PCIE", 10.6, 9.3, 732, 732, 21.2,
+     18.7},
+    {"v100", "V100", 25, 6, 12, "Gen3 x16", "V100-SXM2", "V100-PCIE", 15.7, 14.0, 900, 900, 125,
+     112},
+    {"a100", "A100", 25, 12, 24, "Gen4 x16", "A100-SXM4", "A100-PCIE", 19.5, 19.5, 1555, 1555,
+     312, 312},
+    {"h100", "H100", 25, 18, 48, "Gen5 x16", "H100-SXM5", "H100-PCIE", 67.0, 51.0, 3350, 2000,
+     989, 756},
 };
 
 /* NVLinks per GPU assumed without --gpu: the most any generation above has. */
@@ -864,6 +868,8 @@ static int add_endpoints(smi *m)
             json_object_set_new(x, "model", json_string(sxm ? m->gen->sxm : m->gen->pcie));
             json_object_set_new(x, "tflops",
                                 json_real(sxm ? m->gen->sxm_tflops : m->gen->pcie_tflops));
+            json_object_set_new(x, "tflops_fp16",
+                                json_real(sxm ? m->gen->sxm_fp16 : m->gen->pcie_fp16));
             json_object_set_new(x, "mem_gbs",
                                 json_real(sxm ? m->gen->sxm_mem_gbs : m->gen->pcie_mem_gbs));
         } else if (i >= m->ngpu) {
@@ -1032,8 +1038,8 @@ static void rate_notes(smi *m)
                  "--gpu or --pcie-gbs to change)", m->pcie_gbs);
     note(m, buf);
     if (m->gen) {
-        snprintf(buf, sizeof buf, "GPUs taken as %s (%s; --gpu %s), tflops and mem_gbs from its "
-                 "datasheet",
+        snprintf(buf, sizeof buf, "GPUs taken as %s (%s; --gpu %s), tflops, tflops_fp16 and "
+                 "mem_gbs from its datasheet",
                  m->any_nv ? m->gen->sxm : m->gen->pcie,
                  m->any_nv ? "the matrix shows NVLink" : "no NVLink in the matrix", m->gen->name);
         note(m, buf);

@@ -34,7 +34,7 @@
 static const char *const top_keys[] = {"name", "nodes", "links", "calibration", NULL};
 static const char *const node_keys[] = {"id", "kind", "host", "model", "reduce_gbs",
                                         "mem_gbs", "capacity_gb", "net_gbs",
-                                        "net_latency_us", "tflops", NULL};
+                                        "net_latency_us", "tflops", "tflops_fp16", NULL};
 static const char *const link_keys[] = {"a", "b", "kind", "gbs", "gbs_ba", "latency_us", NULL};
 static const char *const node_kind_names[] = {"gpu", "cpu", "pcie_switch", "nvswitch", "nic",
                                               "net_switch", "memdev", NULL};
@@ -68,6 +68,8 @@ static int check_node_caps(const cp_jdoc *d, cp_err *e, const json_t *obj, const
                             "net_switch and memdev nodes)", cp_node_kind_name(n->kind));
     if (n->kind != CP_GPU && json_object_get(obj, "tflops"))
         return cp_jdoc_fail(d, e, obj, "tflops", where, "tflops is for gpu nodes only");
+    if (n->kind != CP_GPU && json_object_get(obj, "tflops_fp16"))
+        return cp_jdoc_fail(d, e, obj, "tflops_fp16", where, "tflops_fp16 is for gpu nodes only");
     if (n->kind != CP_NIC && json_object_get(obj, "net_gbs"))
         return cp_jdoc_fail(d, e, obj, "net_gbs", where, "net_gbs is for nic nodes only");
     if (n->kind != CP_NIC && json_object_get(obj, "net_latency_us"))
@@ -111,7 +113,10 @@ static int read_node(const cp_jdoc *d, cp_err *e, const json_t *obj, const char 
                           0, MAX_LAT_US, "a positive number (one-way network latency, us)",
                           &n->net_lat_us)) ||
         (rc = get_bounded(d, e, obj, where, "tflops", 0, MIN_TFLOPS, 1e5,
-                          "a positive number (peak dense FP32 TFLOP/s)", &n->tflops)))
+                          "a positive number (peak dense FP32 TFLOP/s)", &n->tflops)) ||
+        (rc = get_bounded(d, e, obj, where, "tflops_fp16", 0, MIN_TFLOPS, 1e5,
+                          "a positive number (peak dense FP16/BF16 TFLOP/s)",
+                          &n->tflops_fp16)))
         return rc;
     return check_node_caps(d, e, obj, where, n);
 }

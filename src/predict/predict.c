@@ -61,17 +61,27 @@ static double gpu_mem_gbs(const cp_topo *t)
     return m;
 }
 
+/* The peak a model of this dtype computes at: the half-precision (tensor
+ * core) peak for fp16 and bf16 models when the GPU gives one, FP32 else. */
+static double peak_tflops(const cp_model *m, const cp_node *gpu)
+{
+    if ((m->dtype == CP_FP16 || m->dtype == CP_BF16) && gpu->tflops_fp16 > 0)
+        return gpu->tflops_fp16;
+    return gpu->tflops;
+}
+
 double cp_compute_estimate_ms(const cp_model *m, const cp_topo *t, double mfu)
 {
-    double flops = 0;
+    double flops = 0, peak;
     int l;
     for (l = 0; l < m->nlayers; l++)
         flops += m->layers[l].flops;
-    if (flops <= 0 || m->batch <= 0 || t->ngpus == 0 || t->nodes[t->gpus[0]].tflops <= 0 ||
-        mfu <= 0)
+    if (flops <= 0 || m->batch <= 0 || t->ngpus == 0 || mfu <= 0)
         return 0;
-    return (1 + m->bwd_fwd_ratio) * flops * m->batch /
-           (t->nodes[t->gpus[0]].tflops * 1e12 * mfu) * 1e3;
+    peak = peak_tflops(m, &t->nodes[t->gpus[0]]);
+    if (peak <= 0)
+        return 0;
+    return (1 + m->bwd_fwd_ratio) * flops * m->batch / (peak * 1e12 * mfu) * 1e3;
 }
 
 void cp_prediction_free(cp_prediction *p)

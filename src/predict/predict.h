@@ -93,8 +93,9 @@ typedef struct cp_predictor {
 
 /* Eq. P0: one iteration's compute estimated from the model's FLOPs, its
  * per-GPU batch and the GPU's peak: (1 + bwd_fwd_ratio) x FLOPs x batch /
- * (tflops x mfu).  0 when the model has no FLOPs or batch or the GPUs no
- * tflops. */
+ * (peak x mfu), the peak being tflops_fp16 for an fp16 or bf16 model (when
+ * the GPU gives it) and tflops otherwise.  0 when the model has no FLOPs or
+ * batch or the GPUs no peak. */
 double cp_compute_estimate_ms(const cp_model *m, const cp_topo *t, double mfu);
 
 /* CP_EINPUT when the model gives no compute time (no file named: the model

@@ -268,6 +268,7 @@ static int copy_node(cp_topo *dst, const cp_node *src, int h)
     dst->nodes[k].net_gbs = src->net_gbs;
     dst->nodes[k].net_lat_us = src->net_lat_us;
     dst->nodes[k].tflops = src->tflops;
+    dst->nodes[k].tflops_fp16 = src->tflops_fp16;
     dst->nodes[k].src_line = src->src_line;
     if (src->model && !(dst->nodes[k].model = strdup(src->model)))
         return -1;

@@ -45,6 +45,8 @@ typedef struct cp_node {
     double net_gbs;     /* NICs: network port speed per direction, GB/s */
     double net_lat_us;  /* NICs: one-way latency through the fabric, us */
     double tflops;      /* GPUs: peak dense FP32 TFLOP/s (datasheet); 0 unknown */
+    double tflops_fp16; /* GPUs: peak dense FP16/BF16 TFLOP/s, tensor cores where the part
+                           has them (datasheet); 0 unknown */
     int src_line;       /* line in the topology file, 0 if built in memory */
 } cp_node;
 

@@ -306,6 +306,46 @@ static void test_fsdp_by_hand(void **state)
     square_close(&c);
 }
 
+/* Eq. P0 by hand: layers of 0.75e12 and 0.25e12 forward FLOPs per sample,
+ * batch 2, backward 2 x forward, utilisation 0.5, on GPUs of 10 FP32 and 100
+ * FP16 TFLOP/s:
+ *   fp32 model: 3 x 1e12 x 2 / (10e12 x 0.5) s = 1.2 s = 1200 ms
+ *   fp16 or bf16 model: the half-precision peak, 3 x 1e12 x 2 / (100e12 x 0.5)
+ *   = 120 ms; a GPU without one falls back to FP32: 1200 ms. */
+static void test_compute_estimate_by_hand(void **state)
+{
+    static const int64_t numel[] = {MIB, MIB};
+    static const double flops[] = {0.75e12, 0.25e12};
+    cp_model *m = make_model(numel, flops, 2);
+    cp_topo *t = test_nvlink_square(25, 25);
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_err e;
+    int g;
+    (void)state;
+    m->batch = 2;
+    for (g = 0; g < t->ngpus; g++) {
+        t->nodes[t->gpus[g]].tflops = 10;
+        t->nodes[t->gpus[g]].tflops_fp16 = 100;
+    }
+    assert_near(cp_compute_estimate_ms(m, t, 0.5), 1200.0, 1e-9);
+    m->dtype = CP_BF16;
+    assert_near(cp_compute_estimate_ms(m, t, 0.5), 120.0, 1e-9);
+    m->dtype = CP_FP16;
+    assert_near(cp_compute_estimate_ms(m, t, 0.5), 120.0, 1e-9);
+    /* the predictor uses it when nothing measured is given */
+    cp_predict_opts_default(&o);
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_string_equal(pr.compute_source, "estimated");
+    assert_near(pr.single_ms, 120.0, 1e-9);
+    cp_predictor_free(&pr);
+    for (g = 0; g < t->ngpus; g++)
+        t->nodes[t->gpus[g]].tflops_fp16 = 0;
+    assert_near(cp_compute_estimate_ms(m, t, 0.5), 1200.0, 1e-9);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
 /* Invariants (issue 4): iteration >= compute, exposed <= comm; a machine
  * with every link 10x faster never predicts a slower iteration; one GPU:
  * iteration = compute. */
@@ -476,7 +516,7 @@ int main(void)
         cmocka_unit_test(test_one_gpu),         cmocka_unit_test(test_resnet50_dgx1),
         cmocka_unit_test(test_horovod_fusion),  cmocka_unit_test(test_copies_by_hand),
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
-        cmocka_unit_test(test_fsdp_by_hand),
+        cmocka_unit_test(test_fsdp_by_hand),    cmocka_unit_test(test_compute_estimate_by_hand),
     };
     return cmocka_run_group_tests_name("predict", tests, NULL, NULL);
 }
