@@ -17,6 +17,7 @@ static const char help[] =
     "                           [--compute-ms T] [--framework ddp|horovod|zero2|fsdp]\n"
     "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
+    "                           [--accum-steps K] [--bucket-view] [--what-if]\n"
     "                           [--json | --csv | --timeline] [--sweep-bucket MIN:MAX]\n"
     "\n"
     "Predict one data-parallel training iteration on the machine for each gradient\n"
@@ -47,10 +48,18 @@ static const char help[] =
     "      --fusion-mb B       Horovod fusion threshold (MiB, default 64)\n"
     "      --cycle-ms C        Horovod cycle time (ms, default 5)\n"
     "      --grad-dtype T      gradient element type (default: the model's)\n"
+    "      --accum-steps K     micro-batches per optimizer step (gradient accumulation:\n"
+    "                          DDP no_sync, Horovod backward_passes_per_step); the\n"
+    "                          compute time is one micro-batch's (default 1)\n"
+    "      --bucket-view       DDP gradient_as_bucket_view=True: no copy of the reduced\n"
+    "                          buckets back into the gradients\n"
     "      --json              {\"model\",\"topology\",\"gpus\",\"strategies\":[{\"name\",\n"
     "                          \"iteration_ms\",\"compute_ms\",\"comm_ms\",\"exposed_comm_ms\"}]}\n"
     "      --csv               the same as CSV with a header\n"
     "      --timeline          CSV of every bucket: when it was ready, started, finished\n"
+    "      --what-if           also: the first strategy's iteration with each kind of\n"
+    "                          link twice as fast, every link, and compute twice as\n"
+    "                          fast (which bus, or the GPUs, the iteration waits for)\n"
     "      --sweep-bucket MIN:MAX  iteration time for bucket caps (MiB) from MIN to MAX\n"
     "                          (powers of two, plus 25) and the best bucket_cap_mb\n"
     "\n"
@@ -58,11 +67,11 @@ static const char help[] =
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_FW, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_ACCUM,
-       OPT_VIEW };
+       OPT_VIEW, OPT_WHATIF };
 
 typedef struct opts {
     const char *model, *topo;
-    int hosts, json, csv, timeline, explicit_list;
+    int hosts, json, csv, timeline, explicit_list, whatif;
     cp_strategy list[CP_STRATEGIES];
     int nlist;
     double sweep_lo, sweep_hi;
@@ -124,6 +133,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
         {"accum-steps", required_argument, NULL, OPT_ACCUM},
         {"bucket-view", no_argument, NULL, OPT_VIEW},
+        {"what-if", no_argument, NULL, OPT_WHATIF},
         {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
     int c, rc = CP_OK, bucket_given = 0;
     memset(o, 0, sizeof *o);
@@ -157,6 +167,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_ACCUM: rc = cli_parse_count("predict", "--accum-steps", optarg, 1000000,
                                              &o->p.accum_steps); break;
         case OPT_VIEW: o->p.bucket_view = 1; break;
+        case OPT_WHATIF: o->whatif = 1; break;
         case ':': return cli_usage("predict", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage("predict", "unknown option '%s'", argv[optind - 1]);
         }
@@ -169,6 +180,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("predict", "-m MODEL and -t TOPO are required");
     if (o->json + o->csv + o->timeline > 1)
         return cli_usage("predict", "--json, --csv and --timeline do not combine");
+    if (o->whatif && (o->json || o->csv || o->timeline || o->sweep_hi > 0))
+        return cli_usage("predict", "--what-if goes with the plain table only");
     if (o->sweep_hi > 0 && o->p.framework == CP_FW_FSDP)
         return cli_usage("predict", "--sweep-bucket is for ddp and zero2 buckets; fsdp "
                          "gathers and reduces one layer at a time");
@@ -261,6 +274,72 @@ static void print_timeline(const opts *o, const cp_prediction *res)
         }
 }
 
+/* The iteration of strategy s on `t` after scaling `kind`'s links by f
+ * (CP_LINK_KINDS: every kind) and compute by cscale; negative when the
+ * strategy is then unavailable. */
+static int whatif_one(const opts *o, const cp_model *m, const cp_topo *t, cp_strategy s,
+                      int kind, double f, double cscale, double *ms, cp_err *e)
+{
+    cp_topo *c = cp_topo_clone(t);
+    cp_predict_opts po = o->p;
+    cp_predictor pr;
+    cp_prediction p;
+    int k, rc;
+    if (!c)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    for (k = 0; k < CP_LINK_KINDS; k++)
+        if (k == kind || kind == CP_LINK_KINDS)
+            cp_topo_scale_kind(c, (cp_link_kind)k, f);
+    po.compute_scale *= cscale;
+    rc = cp_predictor_init(&pr, m, c, &po, e);
+    if (rc == CP_OK) {
+        rc = cp_predict_any(&pr, s, &po, 0, 0, &p, e);
+        *ms = rc == CP_OK && p.available ? p.iteration_ms : -1;
+        cp_prediction_free(&p);
+        cp_predictor_free(&pr);
+    }
+    cp_topo_free(c);
+    return rc;
+}
+
+/* What-if table: every kind of link present twice as fast, all links twice
+ * as fast, and compute twice as fast, for the first strategy asked: which
+ * bus (or the GPUs) the iteration is waiting for. */
+static int whatif(const opts *o, const cp_model *m, const cp_topo *t, const cp_prediction *now,
+                  cp_err *e)
+{
+    cp_strategy s = now->strategy;
+    int k, l, n, rc = CP_OK;
+    double ms = 0;
+    printf("# what if (strategy %s, %.2f ms now): each change alone\n", cp_strategy_name(s),
+           now->iteration_ms);
+    printf("%-24s %12s %10s %8s\n", "change", "iteration_ms", "saving_ms", "saving");
+    for (k = 0; k <= CP_LINK_KINDS + 1 && rc == CP_OK; k++) {
+        char label[64];
+        if (k < CP_LINK_KINDS) {
+            for (l = n = 0; l < t->nlinks; l++)
+                n += t->links[l].kind == (cp_link_kind)k;
+            if (n == 0)
+                continue;
+            snprintf(label, sizeof label, "%s x2 (%d links)", cp_link_kind_name((cp_link_kind)k),
+                     n);
+            rc = whatif_one(o, m, t, s, k, 2, 1, &ms, e);
+        } else if (k == CP_LINK_KINDS) {
+            snprintf(label, sizeof label, "every link x2");
+            rc = whatif_one(o, m, t, s, CP_LINK_KINDS, 2, 1, &ms, e);
+        } else {
+            snprintf(label, sizeof label, "compute x0.5");
+            rc = whatif_one(o, m, t, s, CP_LINK_KINDS, 1, 0.5, &ms, e);
+        }
+        if (rc == CP_OK && ms >= 0)
+            printf("%-24s %12.2f %10.2f %7.2f%%\n", label, ms, now->iteration_ms - ms,
+                   100 * (now->iteration_ms - ms) / now->iteration_ms);
+        else if (rc == CP_OK)
+            printf("%-24s %12s\n", label, "unavailable");
+    }
+    return rc;
+}
+
 /* The bucket advisor: powers of two in [lo, hi] plus 25 MiB. */
 static int sweep(const opts *o, const cp_predictor *pr, cp_err *e)
 {
@@ -345,6 +424,10 @@ static int run(const opts *oin, cp_err *e)
         print_timeline(&o, res);
     else
         print_table(&o, &pr, res, ring_ms);
+    if (o.whatif) {
+        printf("\n");
+        rc = whatif(&o, m, t, &res[0], e);
+    }
 done:
     for (k = 0; k < CP_STRATEGIES; k++)
         cp_prediction_free(&res[k]);

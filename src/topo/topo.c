@@ -213,6 +213,21 @@ int cp_topo_count(const cp_topo *t, cp_node_kind k)
     return n;
 }
 
+void cp_topo_scale_kind(cp_topo *t, cp_link_kind kind, double f)
+{
+    int i;
+    for (i = 0; i < t->nlinks; i++)
+        if (t->links[i].kind == kind) {
+            t->links[i].gbs[0] *= f;
+            t->links[i].gbs[1] *= f;
+        }
+    for (i = 0; kind == CP_NET && i < t->nnodes; i++)
+        if (t->nodes[i].kind == CP_NIC)
+            t->nodes[i].net_gbs *= f;
+    if (t->rep_base)
+        cp_topo_scale_kind(t->rep_base, kind, f);
+}
+
 cp_topo *cp_topo_clone(const cp_topo *src)
 {
     cp_topo *t = cp_topo_new(src->name);

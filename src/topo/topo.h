@@ -145,6 +145,12 @@ int cp_topo_unreachable_gpu(const cp_topo *t);
 /* A deep copy (indexed), or NULL when out of memory. */
 cp_topo *cp_topo_clone(const cp_topo *src);
 
+/* Multiply the bandwidth of every link of `kind` by f > 0, both directions
+ * (what-if questions: "a network twice as fast").  For kind CP_NET the
+ * NICs' port speeds too, and a replica's single-host base alike, so that
+ * models built from either see the same machine. */
+void cp_topo_scale_kind(cp_topo *t, cp_link_kind kind, double f);
+
 /* Node index of `id`, or -1.  Linear: for lookups outside loading. */
 int cp_topo_find(const cp_topo *t, const char *id);
 

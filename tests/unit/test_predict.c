@@ -306,6 +306,41 @@ static void test_fsdp_by_hand(void **state)
     square_close(&c);
 }
 
+/* What-if (predict --what-if): the timeline square with NVLink twice as
+ * fast, 50 GB/s a link: ring AllReduce 6 us + 1.5 S / 100e3 us, so the
+ * 12 MiB bucket ready at 30 ms finishes at 30 + (6 + 188.74368) us =
+ * 30.19474368 ms, the iteration.  On two p3dn hosts doubling the network
+ * doubles the replica's NIC too: 100 Gb/s EFA, 12.5 GB/s, becomes 25. */
+static void test_scale_kind_by_hand(void **state)
+{
+    square_case c;
+    cp_topo *p3;
+    cp_prediction p;
+    cp_err e;
+    int k, nics = 0;
+    (void)state;
+    square_open(&c, 0, 1, 0);
+    cp_predictor_free(&c.pr);
+    cp_topo_scale_kind(c.t, CP_NVLINK, 2);
+    cp_topo_scale_kind(c.t, CP_PCIE, 3); /* no PCIe here: nothing changes */
+    assert_int_equal(cp_predictor_init(&c.pr, c.m, c.t, &c.o, &e), CP_OK);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 0, &p, &e), CP_OK);
+    assert_near(p.iteration_ms, 30.19474368, 1e-9);
+    square_close(&c);
+    assert_int_equal(cp_topo_load_hosts("topologies/aws-p3dn.json", 2, &p3, &e), CP_OK);
+    cp_topo_scale_kind(p3, CP_NET, 2);
+    for (k = 0; k < p3->rep_base->nnodes; k++)
+        if (p3->rep_base->nodes[k].kind == CP_NIC) {
+            assert_near(p3->rep_base->nodes[k].net_gbs, 25.0, 1e-12);
+            nics++;
+        }
+    assert_true(nics > 0);
+    for (k = 0; k < p3->nlinks; k++)
+        if (p3->links[k].kind == CP_NET)
+            assert_near(p3->links[k].gbs[0], 25.0, 1e-12);
+    cp_topo_free(p3);
+}
+
 /* Eq. P0 by hand: layers of 0.75e12 and 0.25e12 forward FLOPs per sample,
  * batch 2, backward 2 x forward, utilisation 0.5, on GPUs of 10 FP32 and 100
  * FP16 TFLOP/s:
@@ -517,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_horovod_fusion),  cmocka_unit_test(test_copies_by_hand),
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),    cmocka_unit_test(test_compute_estimate_by_hand),
+        cmocka_unit_test(test_scale_kind_by_hand),
     };
     return cmocka_run_group_tests_name("predict", tests, NULL, NULL);
 }
