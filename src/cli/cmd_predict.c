@@ -188,19 +188,25 @@ static int parse_opts(int argc, char **argv, opts *o)
     return cli_settle_framework("predict", &o->p, bucket_given);
 }
 
-/* Default strategy list: everything this machine can run. */
-static void default_list(const cp_predictor *pr, opts *o)
+/* Default strategy list: everything this machine can run, predicted once
+ * (res[k] for list[k], with the bucket runs when keep_runs). */
+static int default_list(const cp_predictor *pr, opts *o, int keep_runs, cp_prediction *res,
+                        cp_err *e)
 {
     static const cp_strategy all[] = {CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_HIER, CP_S_PS,
                                       CP_S_PROXY, CP_S_COARSE, CP_S_BEST};
     size_t k;
     o->nlist = 0;
     for (k = 0; k < sizeof all / sizeof all[0]; k++) {
-        cp_prediction p;
-        cp_err e;
-        if (cp_predict_any(pr, all[k], &o->p, 0, 0, &p, &e) == CP_OK && p.available)
+        int rc = cp_predict_any(pr, all[k], &o->p, 0, keep_runs, &res[o->nlist], e);
+        if (rc)
+            return rc;
+        if (res[o->nlist].available)
             o->list[o->nlist++] = all[k];
+        else
+            cp_prediction_free(&res[o->nlist]);
     }
+    return CP_OK;
 }
 
 static void print_table(const opts *o, const cp_predictor *pr, const cp_prediction *res,
@@ -405,8 +411,8 @@ static int run(const opts *oin, cp_err *e)
         goto done;
     }
     if (!o.explicit_list)
-        default_list(&pr, &o);
-    for (k = 0; k < o.nlist && rc == CP_OK; k++) {
+        rc = default_list(&pr, &o, o.timeline, res, e);
+    for (k = 0; o.explicit_list && k < o.nlist && rc == CP_OK; k++) {
         rc = cp_predict_any(&pr, o.list[k], &o.p, 0, o.timeline, &res[k], e);
         if (rc == CP_OK && !res[k].available)
             rc = cp_fail(e, CP_EINPUT, "strategy %s is not available on %s: %s",
