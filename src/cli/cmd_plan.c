@@ -131,6 +131,9 @@ static void print_summary(const opts *o, const cp_plan *p, FILE *f)
                "all-reduced: %.3f ms; LP optimum %.3f ms; lower bound %.3f ms\n",
             p->iteration_ms, p->compute_ms, p->iteration_ms - p->compute_ms,
             p->allreduce_ms, p->lp_iteration_ms, p->lower_bound_ms);
+    if (p->lp_gave_up[0])
+        fprintf(f, "the LP found no optimum (%s): every bucket on one route family\n",
+                p->lp_gave_up);
     fprintf(f, "split layer m = %d: layers before it go mostly to AllReduce among the GPUs\n",
             p->split_layer);
     fprintf(f, "bytes:");

@@ -47,6 +47,7 @@ struct cp_lp {
     double obj;
     int iterations;
     int solved;
+    int ran;        /* the last solve ran the simplex to its end */
 };
 
 cp_lp *cp_lp_new(const char *name, int maximize)
@@ -307,6 +308,7 @@ int cp_lp_solve(cp_lp *lp, cp_err *e)
     glp_smcp parm;
 
     lp->solved = 0;
+    lp->ran = 0;
     glp_term_out(GLP_OFF);
     glp_error_hook(on_glpk_error, &env);
     if (setjmp(env)) {
@@ -327,6 +329,7 @@ int cp_lp_solve(cp_lp *lp, cp_err *e)
     glp_scale_prob(P, GLP_SF_AUTO);
     ret = glp_simplex(P, &parm);
     status = glp_get_status(P);
+    lp->ran = 1;
     if (ret == 0 && status == GLP_OPT) {
         lp->iterations = glp_get_it_cnt(P);
         extract(lp, P);
@@ -337,6 +340,11 @@ int cp_lp_solve(cp_lp *lp, cp_err *e)
         return cp_fail(e, CP_EINTERNAL, "LP %s (%d rows, %d columns): %s", lp->name, lp->nrows,
                        lp->ncols, simplex_reason(ret, status));
     return CP_OK;
+}
+
+int cp_lp_ran(const cp_lp *lp)
+{
+    return lp->ran;
 }
 
 double cp_lp_obj(const cp_lp *lp)

@@ -48,6 +48,11 @@ int cp_lp_add_coef(cp_lp *lp, int row, int col, double val);
  * iteration limit, numerical failure). */
 int cp_lp_solve(cp_lp *lp, cp_err *e);
 
+/* 1 when the last cp_lp_solve ran the simplex to its end, whatever it
+ * found: a failure then is the problem's (or its numbers'), not memory or a
+ * GLPK abort. */
+int cp_lp_ran(const cp_lp *lp);
+
 /* Results of the last successful solve. */
 double cp_lp_obj(const cp_lp *lp);
 double cp_lp_value(const cp_lp *lp, int col);

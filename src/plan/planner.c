@@ -118,6 +118,9 @@ typedef struct lpvars {
  * the windowed optimum equals the single LP's (docs/performance.md). */
 #define LP_WINDOW 128
 
+/* solve_window: the simplex ran and found no optimum (see one_family). */
+#define LP_GAVE_UP 3
+
 /* Weight of the stall z against the chain ends in a non-final window: any
  * stall costs more than every chain end (ms) it could save. */
 #define Z_WEIGHT 1e6
@@ -532,6 +535,10 @@ static int solve_window(cp_plan *p, int b0, int b1, double *init, int final, cp_
             init[g] = cp_lp_value(lp, v.s[(b1 - b0 - 1) * v.G + g]);
         if (final)
             sensitivity(p, lp, &v);
+    } else if (cp_lp_ran(lp)) {
+        snprintf(p->lp_gave_up, sizeof p->lp_gave_up, "%.199s", e->msg);
+        cp_err_clear(e);
+        rc = LP_GAVE_UP;
     } else if (p->opts.dump_lp == NULL) {
         char msg[sizeof e->msg];
         snprintf(msg, sizeof msg, "%s", e->msg);
@@ -540,6 +547,23 @@ static int solve_window(cp_plan *p, int b0, int b1, double *init, int final, cp_
     lpvars_free(&v);
     cp_lp_free(lp);
     return rc;
+}
+
+/* When the simplex finds no optimum of a feasible LP (it always is: every
+ * bucket on one family is a solution; GLPK has called one infeasible whose
+ * times reached 1e11 ms beside costs of 0.1 ms), every bucket goes to one
+ * family, AllReduce when allowed: a valid plan, reported as such. */
+static void one_family(cp_plan *p)
+{
+    int bi, f, pick = -1;
+    for (f = 0; f < CP_FAMS && pick < 0; f++)
+        if (allowed(p, f) && p->fams.f[f].available &&
+            (f == CP_FAM_ALLREDUCE || !allowed(p, CP_FAM_ALLREDUCE) ||
+             !p->fams.f[CP_FAM_ALLREDUCE].available))
+            pick = f;
+    for (bi = 0; bi < p->nb; bi++)
+        for (f = 0; f < CP_FAMS; f++)
+            p->b[bi].x[f] = f == pick;
 }
 
 /* One LP when the plan is short; windows of LP_WINDOW buckets otherwise. */
@@ -552,6 +576,11 @@ static int solve(cp_plan *p, cp_err *e)
         int b1 = p->nb - b0 <= LP_WINDOW * 3 / 2 ? p->nb : b0 + LP_WINDOW;
         rc = solve_window(p, b0, b1, init, b1 == p->nb, e);
         b0 = b1;
+    }
+    if (rc == LP_GAVE_UP) {
+        one_family(p);
+        p->nbind = 0;
+        rc = CP_OK;
     }
     p->lp_seconds = cp_now_s() - t0;
     return rc;
@@ -598,6 +627,8 @@ int cp_plan_build(const cp_predictor *pr, const cp_plan_opts *o, cp_plan *p, cp_
     if (realise(p, 0, &lp_iter))
         goto oom;
     p->iteration_ms = lp_iter;
+    if (p->lp_gave_up[0])
+        p->lp_iteration_ms = lp_iter; /* no optimum: the one-family plan's own time */
     if (o->mode == CP_PLAN_COARSE && ar_iter >= 0 && ar_iter < lp_iter - 1e-9) {
         /* the LP's fluid optimum rounded worse than plain AllReduce: take that */
         for (bi = 0; bi < p->nb; bi++)

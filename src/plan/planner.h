@@ -96,6 +96,8 @@ typedef struct cp_plan {
     int nbind;
     int lp_rows, lp_cols, lp_iters;
     double lp_seconds;
+    char lp_gave_up[200];   /* why the LP found no optimum ("" when it did); the plan
+                               then puts every bucket on one family (planner.c) */
 } cp_plan;
 
 /* Build a plan.  The predictor supplies the compute timeline and the
