@@ -19,7 +19,7 @@ static const char help[] =
     "                           [-s S1,S2..] [--hosts N] [--compute-ms T] [--mfu F]\n"
     "                           [--bucket-mb B] [--compute-scale F] [--grad-dtype T]\n"
     "                           [--accum-steps K] [--bucket-view]\n"
-    "                           [--framework ddp|horovod|zero2|fsdp]\n"
+    "                           [--framework ddp|horovod|zero2|fsdp] [--jitter CV]\n"
     "                           [--memdev-gbs X[,X..]] [--svg CHART.svg]\n"
     "                           [--memdev-reduce-gbs Y[,Y..]]\n"
     "\n"
@@ -35,11 +35,11 @@ static const char help[] =
     "over the assumed device figures); memdev_* columns are empty otherwise.\n"
     "Compute: --compute-ms for all, else each model's own, else estimated from\n"
     "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).  --accum-steps,\n"
-    "--bucket-view and --framework are as for predict.\n"
+    "--bucket-view, --framework and --jitter are as for predict.\n"
     "--svg also draws the speed-ups over ring as a grouped bar chart.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE,
-       OPT_SVG, OPT_ACCUM, OPT_VIEW, OPT_FW };
+       OPT_SVG, OPT_ACCUM, OPT_VIEW, OPT_FW, OPT_JITTER };
 
 #define MAX_LIST 64
 
@@ -89,6 +89,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"grad-dtype", required_argument, NULL, OPT_DTYPE},
         {"accum-steps", required_argument, NULL, OPT_ACCUM},
         {"framework", required_argument, NULL, OPT_FW},
+        {"jitter", required_argument, NULL, OPT_JITTER},
         {"bucket-view", no_argument, NULL, OPT_VIEW},
         {"svg", required_argument, NULL, OPT_SVG},
         {"memdev-gbs", required_argument, NULL, OPT_MGBS},
@@ -130,6 +131,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             bucket_given = 1;
             break;
         case OPT_FW: rc = cli_parse_framework("compare", optarg, &o->p.framework); break;
+        case OPT_JITTER: rc = cli_parse_positive("compare", "--jitter", optarg, 1, &o->p.jitter); break;
         case OPT_MGBS: rc = add_numbers("--memdev-gbs", optarg, o->mgbs, &o->nmg); break;
         case OPT_MRED: rc = add_numbers("--memdev-reduce-gbs", optarg, o->mred, &o->nmr); break;
         case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);

@@ -17,7 +17,7 @@ static const char help[] =
     "                           [--compute-ms T] [--framework ddp|horovod|zero2|fsdp]\n"
     "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
-    "                           [--accum-steps K] [--bucket-view] [--what-if]\n"
+    "                           [--accum-steps K] [--bucket-view] [--jitter CV] [--what-if]\n"
     "                           [--json | --csv | --timeline] [--sweep-bucket MIN:MAX]\n"
     "\n"
     "Predict one data-parallel training iteration on the machine for each gradient\n"
@@ -53,6 +53,9 @@ static const char help[] =
     "                          compute time is one micro-batch's (default 1)\n"
     "      --bucket-view       DDP gradient_as_bucket_view=True: no copy of the reduced\n"
     "                          buckets back into the gradients\n"
+    "      --jitter CV         stragglers: one GPU's compute time varies from step to\n"
+    "                          step with this coefficient of variation (e.g. 0.02);\n"
+    "                          every step waits for the slowest GPU (default 0)\n"
     "      --json              {\"model\",\"topology\",\"gpus\",\"strategies\":[{\"name\",\n"
     "                          \"iteration_ms\",\"compute_ms\",\"comm_ms\",\"exposed_comm_ms\"}]}\n"
     "      --csv               the same as CSV with a header\n"
@@ -67,7 +70,7 @@ static const char help[] =
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_FW, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_ACCUM,
-       OPT_VIEW, OPT_WHATIF };
+       OPT_VIEW, OPT_WHATIF, OPT_JITTER };
 
 typedef struct opts {
     const char *model, *topo;
@@ -134,6 +137,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"accum-steps", required_argument, NULL, OPT_ACCUM},
         {"bucket-view", no_argument, NULL, OPT_VIEW},
         {"what-if", no_argument, NULL, OPT_WHATIF},
+        {"jitter", required_argument, NULL, OPT_JITTER},
         {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
     int c, rc = CP_OK, bucket_given = 0;
     memset(o, 0, sizeof *o);
@@ -168,6 +172,7 @@ static int parse_opts(int argc, char **argv, opts *o)
                                              &o->p.accum_steps); break;
         case OPT_VIEW: o->p.bucket_view = 1; break;
         case OPT_WHATIF: o->whatif = 1; break;
+        case OPT_JITTER: rc = cli_parse_positive("predict", "--jitter", optarg, 1, &o->p.jitter); break;
         case ':': return cli_usage("predict", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage("predict", "unknown option '%s'", argv[optind - 1]);
         }
@@ -224,6 +229,8 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
         printf(" x %d micro-batches", o->p.accum_steps);
     if (pr->copy_ms > 0)
         printf(" + %.2f ms DDP gradient copies", pr->copy_ms);
+    if (pr->straggle_ms > 0)
+        printf(" + %.2f ms waiting for the slowest GPU", pr->straggle_ms);
     printf("\n");
     printf("%-8s %12s %11s %10s %11s %9s\n", "strategy", "iteration_ms", "compute_ms",
            "comm_ms", "exposed_ms", "vs_ring");

@@ -2,6 +2,7 @@
  * predict.c - framework timelines under each strategy (see predict.h and
  * docs/model.md).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,25 @@ static double gpu_mem_gbs(const cp_topo *t)
     return m;
 }
 
+double cp_expected_max_normal(int n)
+{
+    /* E[max] = integral of x n phi(x) Phi(x)^(n-1) dx; Simpson's rule on
+     * [-12, 12], where the integrand of any n up to 2^24 lives */
+    const int steps = 4800;
+    const double a = -12, h = 24.0 / steps;
+    double sum = 0;
+    int k;
+    if (n <= 1)
+        return 0;
+    for (k = 0; k <= steps; k++) {
+        double x = a + k * h, phi = exp(-0.5 * x * x) / sqrt(2 * M_PI);
+        double Phi = 0.5 * erfc(-x / sqrt(2.0));
+        double f = x * n * phi * pow(Phi, n - 1);
+        sum += (k == 0 || k == steps ? 1 : k % 2 ? 4 : 2) * f;
+    }
+    return sum * h / 3;
+}
+
 /* The peak a model of this dtype computes at: the half-precision (tensor
  * core) peak for fp16 and bf16 models when the GPU gives one, FP32 else. */
 static double peak_tflops(const cp_model *m, const cp_node *gpu)
@@ -110,8 +130,12 @@ int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
         return rc;
     if (o->compute_scale > 0 && o->compute_scale != 1)
         cp_compute_scale(&p->comp, o->compute_scale);
-    micro_ms = p->comp.fwd_total + p->comp.bwd_total;
     p->single_ms = cp_compute_total(&p->comp);
+    if (o->jitter > 0 && t->ngpus > 1) { /* eq. P9: every step waits for the slowest GPU */
+        cp_compute_scale(&p->comp, 1 + o->jitter * cp_expected_max_normal(t->ngpus));
+        p->straggle_ms = cp_compute_total(&p->comp) - p->single_ms;
+    }
+    micro_ms = p->comp.fwd_total + p->comp.bwd_total;
     p->mem_gbs = t->ngpus > 1 ? gpu_mem_gbs(t) : 0;
     if (o->framework == CP_FW_DDP) { /* Horovod copies on its own stream: run_horovod */
         double pass = cp_compute_add_copies(&p->comp, m, p->elem_bytes, p->mem_gbs);

@@ -50,6 +50,8 @@ typedef struct cp_predict_opts {
                                 backward_passes_per_step); 1 */
     int bucket_view;         /* DDP gradient_as_bucket_view: no copy back after the
                                 all-reduce; 0 (PyTorch's default) */
+    double jitter;           /* coefficient of variation of one GPU's compute time from
+                                step to step (stragglers, eq. P9); 0 */
 } cp_predict_opts;
 
 /* Defaults: DDP, 25 MiB buckets, 1 MiB first bucket, Horovod 64 MiB / 5 ms,
@@ -88,6 +90,7 @@ typedef struct cp_predictor {
     double single_ms;        /* one micro-batch on one GPU: forward + backward + optimizer */
     double copy_ms;          /* DDP gradient copies added to compute (eq. P7) */
     double copy_out_ms;      /* of which the copy back after the last bucket */
+    double straggle_ms;      /* added by waiting for the slowest GPU (eq. P9) */
     const char *compute_source; /* "measured", "model" or "estimated" (eq. P0) */
 } cp_predictor;
 
@@ -101,6 +104,10 @@ double cp_compute_estimate_ms(const cp_model *m, const cp_topo *t, double mfu);
 /* CP_EINPUT when the model gives no compute time (no file named: the model
  * struct does not know its path, the caller does) or the machine is beyond
  * the collective model (the topology's file named). */
+/* Expected maximum of n independent standard normal variables (0 for
+ * n <= 1): how many standard deviations the slowest of n GPUs lags. */
+double cp_expected_max_normal(int n);
+
 int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
                       const cp_predict_opts *o, cp_err *e);
 void cp_predictor_free(cp_predictor *p);

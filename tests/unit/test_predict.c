@@ -341,6 +341,35 @@ static void test_scale_kind_by_hand(void **state)
     cp_topo_free(p3);
 }
 
+/* Eq. P9, stragglers.  The expected maximum of n standard normals: 0 for
+ * one, 1/sqrt(pi) = 0.5641895835 for two, 3/(2 sqrt(pi)) = 0.8462843753 for
+ * three (closed forms), 1.0293753730 for four (tabulated, Teichroew 1956).
+ * The timeline square (4 GPUs) with a step-to-step variation of 10%: every
+ * compute time x (1 + 0.1 x 1.0293753730) = 1.1029375373; layer 0 ready at
+ * 30 x that = 33.088126119, its 12 MiB bucket done 0.38348736 later:
+ * iteration 33.471613479; the wait for the slowest GPU 3.088126119 ms. */
+static void test_stragglers_by_hand(void **state)
+{
+    square_case c;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    assert_near(cp_expected_max_normal(1), 0.0, 0);
+    assert_near(cp_expected_max_normal(2), 0.5641895835, 1e-9);
+    assert_near(cp_expected_max_normal(3), 0.8462843753, 1e-9);
+    assert_near(cp_expected_max_normal(4), 1.0293753730, 1e-9);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 30;
+    o.jitter = 0.1;
+    square_open_with(&c, &o, 0, 0);
+    assert_near(c.pr.straggle_ms, 3.088126119, 1e-8);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 0, &p, &e), CP_OK);
+    assert_near(p.iteration_ms, 33.471613479, 1e-8);
+    assert_near(p.compute_ms, 33.088126119, 1e-8);
+    square_close(&c);
+}
+
 /* Eq. P0 by hand: layers of 0.75e12 and 0.25e12 forward FLOPs per sample,
  * batch 2, backward 2 x forward, utilisation 0.5, on GPUs of 10 FP32 and 100
  * FP16 TFLOP/s:
@@ -467,6 +496,7 @@ static void test_one_gpu(void **state)
         cp_predict_opts_default(&o);
         o.compute_ms = 12.5;
         o.framework = (cp_framework)fw;
+        o.jitter = 0.05; /* one GPU waits for nobody (eq. P9) */
         assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
         assert_int_equal(cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e), CP_OK);
         assert_near(p.iteration_ms, 12.5, 0);
@@ -552,7 +582,7 @@ int main(void)
         cmocka_unit_test(test_horovod_fusion),  cmocka_unit_test(test_copies_by_hand),
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),    cmocka_unit_test(test_compute_estimate_by_hand),
-        cmocka_unit_test(test_scale_kind_by_hand),
+        cmocka_unit_test(test_scale_kind_by_hand), cmocka_unit_test(test_stragglers_by_hand),
     };
     return cmocka_run_group_tests_name("predict", tests, NULL, NULL);
 }
