@@ -19,7 +19,8 @@ static const char help[] =
     "usage: coarse-plan plan -m MODEL -t TOPO -o PLAN.json [--compute-ms T]\n"
     "                        [--bucket-mb B] [--first-bucket-mb B] [--min-shard-kb K]\n"
     "                        [--mode coarse|proxy] [--grad-dtype fp32|fp16|bf16]\n"
-    "                        [--accum-steps K] [--bucket-view] [--explain] [--dump-lp FILE]\n"
+    "                        [--accum-steps K] [--bucket-view] [--jitter CV] [--explain]\n"
+    "                        [--dump-lp FILE]\n"
     "\n"
     "Plan COARSE gradient synchronisation: for every gradient bucket, the share of\n"
     "its bytes on each route family (AllReduce among the GPUs, memory-device\n"
@@ -42,6 +43,7 @@ static const char help[] =
     "      --grad-dtype T     gradient element type (default: the model's)\n"
     "      --accum-steps K    micro-batches per optimizer step (as for predict)\n"
     "      --bucket-view      no copy of the reduced buckets back into the gradients\n"
+    "      --jitter CV        step-to-step variation of one GPU's compute (as for predict)\n"
     "      --explain          every binding link and reducer with what one more GB/s\n"
     "                         on it would save per iteration (from the LP duals), and\n"
     "                         the bytes each route family carries\n"
@@ -50,7 +52,7 @@ static const char help[] =
     "The model: docs/planner.md.\n";
 
 enum { OPT_COMPUTE = 256, OPT_BUCKET, OPT_FIRST, OPT_SHARD, OPT_MODE, OPT_DTYPE, OPT_EXPLAIN,
-       OPT_DUMP, OPT_ACCUM, OPT_VIEW };
+       OPT_DUMP, OPT_ACCUM, OPT_VIEW, OPT_JITTER };
 
 typedef struct opts {
     const char *model, *topo, *out;
@@ -70,6 +72,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"explain", no_argument, NULL, OPT_EXPLAIN}, {"dump-lp", required_argument, NULL, OPT_DUMP},
         {"accum-steps", required_argument, NULL, OPT_ACCUM},
         {"bucket-view", no_argument, NULL, OPT_VIEW},
+        {"jitter", required_argument, NULL, OPT_JITTER},
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
     int c, rc = CP_OK;
     memset(o, 0, sizeof *o);
@@ -98,6 +101,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_ACCUM: rc = cli_parse_count("plan", "--accum-steps", optarg, 1000000,
                                              &o->p.pred.accum_steps); break;
         case OPT_VIEW: o->p.pred.bucket_view = 1; break;
+        case OPT_JITTER: rc = cli_parse_positive("plan", "--jitter", optarg, 1, &o->p.pred.jitter); break;
         case OPT_EXPLAIN: o->explain = 1; break;
         case OPT_DUMP: o->p.dump_lp = optarg; break;
         case ':': return cli_usage("plan", "option '%s' needs a value", argv[optind - 1]);
