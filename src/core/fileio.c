@@ -137,9 +137,20 @@ int cp_out_open(cp_outfile *o, const char *path, cp_err *e)
     int fd;
     size_t cap;
 
+    struct stat st;
+
     memset(o, 0, sizeof *o);
-    if (strcmp(path, "-") == 0) {
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode))
+            return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL,
+                              "cannot create output: it is a directory");
+        if (!(o->dev_path = strdup(path)))
+            return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
+    if (strcmp(path, "-") == 0 || o->dev_path) {
         o->f = open_memstream(&o->mem, &o->memlen);
+        if (!o->f)
+            cp_out_abort(o);
         return o->f ? CP_OK : cp_fail(e, CP_EINTERNAL, "out of memory");
     }
     dir = dir_of(path);
@@ -177,15 +188,22 @@ int cp_out_open(cp_outfile *o, const char *path, cp_err *e)
 int cp_out_commit(cp_outfile *o, cp_err *e)
 {
     int bad;
-    if (!o->path) { /* "-": now the whole output exists, print it */
+    if (!o->path) { /* "-" or a device: now the whole output exists, write it */
+        FILE *to = stdout;
+        char where[256];
+        snprintf(where, sizeof where, "%s", o->dev_path ? o->dev_path : "standard output");
         bad = ferror(o->f) != 0;
         bad |= fclose(o->f) != 0;
         o->f = NULL;
-        if (!bad)
-            bad = fwrite(o->mem, 1, o->memlen, stdout) != o->memlen || fflush(stdout) != 0;
-        free(o->mem);
-        memset(o, 0, sizeof *o);
-        return bad ? cp_fail(e, CP_EINTERNAL, "writing to standard output failed") : CP_OK;
+        if (!bad && o->dev_path && !(to = fopen(o->dev_path, "w")))
+            bad = 1;
+        if (!bad) {
+            bad = fwrite(o->mem, 1, o->memlen, to) != o->memlen || fflush(to) != 0;
+            if (to != stdout && fclose(to) != 0)
+                bad = 1;
+        }
+        cp_out_abort(o);
+        return bad ? cp_fail(e, CP_EINTERNAL, "writing to %s failed", where) : CP_OK;
     }
     bad = fflush(o->f) != 0 || ferror(o->f);
     if (fclose(o->f) != 0)
@@ -210,6 +228,7 @@ void cp_out_abort(cp_outfile *o)
     if (o->f)
         fclose(o->f);
     free(o->mem);
+    free(o->dev_path);
     if (o->tmp_path)
         unlink(o->tmp_path);
     free(o->tmp_path);

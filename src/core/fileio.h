@@ -32,8 +32,9 @@ typedef struct cp_outfile {
     FILE *f;          /* where to write: the temporary file, or memory for "-" */
     char *path;       /* final path, owned; NULL for stdout */
     char *tmp_path;   /* temporary path in the same directory, owned */
-    char *mem;        /* "-": the output so far (open_memstream), owned */
+    char *mem;        /* "-" or a device: the output so far (open_memstream), owned */
     size_t memlen;
+    char *dev_path;   /* an existing non-regular file (/dev/null, a FIFO), owned */
 } cp_outfile;
 
 /* The last part of a path in out (cap bytes), without its extension when
@@ -44,7 +45,10 @@ void cp_base_name(const char *path, int strip_ext, char *out, size_t cap);
 
 /* Start writing `path` ("-" = stdout).  On error nothing is created.
  * Standard output is held in memory until cp_out_commit, so a command that
- * fails half-way prints nothing a pipeline could take for a result. */
+ * fails half-way prints nothing a pipeline could take for a result; so is
+ * an existing file that is not a regular one (/dev/null, a FIFO), which is
+ * written in place at commit: renaming a temporary over it would replace
+ * the device. */
 int cp_out_open(cp_outfile *o, const char *path, cp_err *e);
 
 /* Finish: flush, close and rename into place.  On error the temporary file is

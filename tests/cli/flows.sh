@@ -1,6 +1,7 @@
 #!/bin/sh
 # flows.sh - end-to-end flows that span several commands: plan -> check ->
-# simulate -> the runtime example, model verification, atomic output,
+# simulate -> the runtime example, model verification, atomic output (and
+# output onto FIFOs and directories),
 # import smi-topo -> check, and import hf-config -> check / predict.
 # Assertions are on exit codes and on words the commands promise, not on
 # computed numbers (the unit suites check those against hand derivations).
@@ -112,6 +113,26 @@ if [ "$st" -eq 2 ] && [ "$(cat "$tmp/keep.json")" = "keep me" ] &&
     [ -z "$(ls -A "$tmp" | grep '^\.coarse-plan')" ]; then
     ok "failed import hf-config leaves the old file and no temporary"
 else bad "failed import hf-config: atomic output (exit $st)"; fi
+
+# 10. -o onto something that is not a regular file: a FIFO is written in
+#     place (renaming over it would replace it, as it once replaced
+#     /dev/null), and a directory is refused
+mkfifo "$tmp/fifo"
+cat "$tmp/fifo" >"$tmp/from-fifo" &
+reader=$!
+"$BIN" compare -m models/resnet50.json -t topologies/dgx1-v100.json -s ring -o "$tmp/fifo" \
+    --compute-ms 100 >/dev/null 2>&1
+st=$?
+wait "$reader"
+if [ "$st" -eq 0 ] && [ -p "$tmp/fifo" ] && head -1 "$tmp/from-fifo" | grep -q '^model,topology,'; then
+    ok "compare -o FIFO writes through it and leaves it a FIFO"
+else bad "compare -o FIFO (exit $st)"; fi
+mkdir "$tmp/adir"
+if "$BIN" compare -m models/resnet50.json -t topologies/dgx1-v100.json -o "$tmp/adir" \
+    2>"$tmp/err" >/dev/null; then bad "compare -o DIRECTORY succeeded"
+elif grep -q 'it is a directory' "$tmp/err" && [ -z "$(ls -A "$tmp/adir")" ]; then
+    ok "compare -o DIRECTORY refused, nothing written"
+else bad "compare -o DIRECTORY: $(cat "$tmp/err")"; fi
 
 [ "$fail" -eq 0 ] && echo "flows: all passed"
 exit "$fail"
