@@ -59,6 +59,17 @@ int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out)
     return cli_usage(cmd, "--framework: expected ddp, horovod, zero2 or fsdp, got '%s'", arg);
 }
 
+int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p)
+{
+    switch (c) {
+    case CLI_OPT_ACCUM: return cli_parse_count(cmd, "--accum-steps", arg, 1000000, &p->accum_steps);
+    case CLI_OPT_VIEW: p->bucket_view = 1; return CP_OK;
+    case CLI_OPT_JITTER: return cli_parse_positive(cmd, "--jitter", arg, 1, &p->jitter);
+    case CLI_OPT_FW: return cli_parse_framework(cmd, arg, &p->framework);
+    default: return -1;
+    }
+}
+
 int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
 {
     if (p->framework != CP_FW_ZERO2 && p->framework != CP_FW_FSDP)

@@ -46,6 +46,20 @@ int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double
 /* --grad-dtype fp32|fp16|bf16 as bytes per element; 0 or a usage error. */
 int cli_parse_grad_dtype(const char *cmd, const char *arg, int *bytes);
 
+/* The iteration-model options predict, compare and plan share: their
+ * getopt codes (clear of every command's own) and long options.  plan has
+ * no --framework (it buckets as DDP does). */
+enum { CLI_OPT_ACCUM = 1000, CLI_OPT_VIEW, CLI_OPT_JITTER, CLI_OPT_FW };
+#define CLI_MODEL_LONGOPTS                                                \
+    {"accum-steps", required_argument, NULL, CLI_OPT_ACCUM},              \
+        {"bucket-view", no_argument, NULL, CLI_OPT_VIEW},                 \
+        {"jitter", required_argument, NULL, CLI_OPT_JITTER}
+#define CLI_FRAMEWORK_LONGOPT {"framework", required_argument, NULL, CLI_OPT_FW}
+
+/* Apply shared option c (a CLI_OPT_* code) with its argument to p:
+ * CP_OK, a usage error (2), or -1 when c is not one of them. */
+int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p);
+
 /* --framework ddp|horovod|zero2|fsdp; 0 or a usage error (2). */
 int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out);
 

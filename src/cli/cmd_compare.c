@@ -39,7 +39,7 @@ static const char help[] =
     "--svg also draws the speed-ups over ring as a grouped bar chart.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE,
-       OPT_SVG, OPT_ACCUM, OPT_VIEW, OPT_FW, OPT_JITTER };
+       OPT_SVG };
 
 #define MAX_LIST 64
 
@@ -87,10 +87,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"mfu", required_argument, NULL, OPT_MFU},   {"bucket-mb", required_argument, NULL, OPT_BUCKET},
         {"compute-scale", required_argument, NULL, OPT_SCALE},
         {"grad-dtype", required_argument, NULL, OPT_DTYPE},
-        {"accum-steps", required_argument, NULL, OPT_ACCUM},
-        {"framework", required_argument, NULL, OPT_FW},
-        {"jitter", required_argument, NULL, OPT_JITTER},
-        {"bucket-view", no_argument, NULL, OPT_VIEW},
+        CLI_MODEL_LONGOPTS, CLI_FRAMEWORK_LONGOPT,
         {"svg", required_argument, NULL, OPT_SVG},
         {"memdev-gbs", required_argument, NULL, OPT_MGBS},
         {"memdev-reduce-gbs", required_argument, NULL, OPT_MRED},
@@ -123,19 +120,16 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_MFU: rc = cli_parse_positive("compare", "--mfu", optarg, 1, &o->p.mfu); break;
         case OPT_SCALE: rc = cli_parse_positive("compare", "--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
         case OPT_DTYPE: rc = cli_parse_grad_dtype("compare", optarg, &o->p.grad_bytes); break;
-        case OPT_ACCUM: rc = cli_parse_count("compare", "--accum-steps", optarg, 1000000,
-                                             &o->p.accum_steps); break;
-        case OPT_VIEW: o->p.bucket_view = 1; break;
         case OPT_BUCKET:
             rc = cli_parse_positive("compare", "--bucket-mb", optarg, 65536, &o->p.bucket_mb);
             bucket_given = 1;
             break;
-        case OPT_FW: rc = cli_parse_framework("compare", optarg, &o->p.framework); break;
-        case OPT_JITTER: rc = cli_parse_positive("compare", "--jitter", optarg, 1, &o->p.jitter); break;
         case OPT_MGBS: rc = add_numbers("--memdev-gbs", optarg, o->mgbs, &o->nmg); break;
         case OPT_MRED: rc = add_numbers("--memdev-reduce-gbs", optarg, o->mred, &o->nmr); break;
         case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
+        default:
+            if ((rc = cli_model_option("compare", c, optarg, &o->p)) < 0)
+                return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (rc)

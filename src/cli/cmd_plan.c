@@ -52,7 +52,7 @@ static const char help[] =
     "The model: docs/planner.md.\n";
 
 enum { OPT_COMPUTE = 256, OPT_BUCKET, OPT_FIRST, OPT_SHARD, OPT_MODE, OPT_DTYPE, OPT_EXPLAIN,
-       OPT_DUMP, OPT_ACCUM, OPT_VIEW, OPT_JITTER };
+       OPT_DUMP };
 
 typedef struct opts {
     const char *model, *topo, *out;
@@ -70,9 +70,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"min-shard-kb", required_argument, NULL, OPT_SHARD},
         {"mode", required_argument, NULL, OPT_MODE}, {"grad-dtype", required_argument, NULL, OPT_DTYPE},
         {"explain", no_argument, NULL, OPT_EXPLAIN}, {"dump-lp", required_argument, NULL, OPT_DUMP},
-        {"accum-steps", required_argument, NULL, OPT_ACCUM},
-        {"bucket-view", no_argument, NULL, OPT_VIEW},
-        {"jitter", required_argument, NULL, OPT_JITTER},
+        CLI_MODEL_LONGOPTS,
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
     int c, rc = CP_OK;
     memset(o, 0, sizeof *o);
@@ -98,14 +96,12 @@ static int parse_opts(int argc, char **argv, opts *o)
                 rc = cli_usage("plan", "--mode: expected coarse or proxy, got '%s'", optarg);
             break;
         case OPT_DTYPE: rc = cli_parse_grad_dtype("plan", optarg, &o->p.pred.grad_bytes); break;
-        case OPT_ACCUM: rc = cli_parse_count("plan", "--accum-steps", optarg, 1000000,
-                                             &o->p.pred.accum_steps); break;
-        case OPT_VIEW: o->p.pred.bucket_view = 1; break;
-        case OPT_JITTER: rc = cli_parse_positive("plan", "--jitter", optarg, 1, &o->p.pred.jitter); break;
         case OPT_EXPLAIN: o->explain = 1; break;
         case OPT_DUMP: o->p.dump_lp = optarg; break;
         case ':': return cli_usage("plan", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("plan", "unknown option '%s'", argv[optind - 1]);
+        default:
+            if ((rc = cli_model_option("plan", c, optarg, &o->p.pred)) < 0)
+                return cli_usage("plan", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (rc)

@@ -68,9 +68,8 @@ static const char help[] =
     "\n"
     "The model and its assumptions: docs/model.md.\n";
 
-enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_FW, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
-       OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_ACCUM,
-       OPT_VIEW, OPT_WHATIF, OPT_JITTER };
+enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
+       OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF };
 
 typedef struct opts {
     const char *model, *topo;
@@ -125,7 +124,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"model", required_argument, NULL, 'm'},        {"topo", required_argument, NULL, 't'},
         {"strategies", required_argument, NULL, 's'},   {"hosts", required_argument, NULL, OPT_HOSTS},
         {"compute-ms", required_argument, NULL, OPT_COMPUTE},
-        {"framework", required_argument, NULL, OPT_FW}, {"bucket-mb", required_argument, NULL, OPT_BUCKET},
+        CLI_FRAMEWORK_LONGOPT, {"bucket-mb", required_argument, NULL, OPT_BUCKET},
         {"first-bucket-mb", required_argument, NULL, OPT_FIRST},
         {"fusion-mb", required_argument, NULL, OPT_FUSION},
         {"cycle-ms", required_argument, NULL, OPT_CYCLE},
@@ -134,10 +133,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"compute-scale", required_argument, NULL, OPT_SCALE},
         {"csv", no_argument, NULL, OPT_CSV},            {"timeline", no_argument, NULL, OPT_TIMELINE},
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
-        {"accum-steps", required_argument, NULL, OPT_ACCUM},
-        {"bucket-view", no_argument, NULL, OPT_VIEW},
+        CLI_MODEL_LONGOPTS,
         {"what-if", no_argument, NULL, OPT_WHATIF},
-        {"jitter", required_argument, NULL, OPT_JITTER},
         {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
     int c, rc = CP_OK, bucket_given = 0;
     memset(o, 0, sizeof *o);
@@ -162,19 +159,16 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_CYCLE: rc = cli_parse_positive("predict", "--cycle-ms", optarg, 1e5, &o->p.cycle_ms); break;
         case OPT_MFU: rc = cli_parse_positive("predict", "--mfu", optarg, 1, &o->p.mfu); break;
         case OPT_SCALE: rc = cli_parse_positive("predict", "--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
-        case OPT_FW: rc = cli_parse_framework("predict", optarg, &o->p.framework); break;
         case OPT_DTYPE: rc = cli_parse_grad_dtype("predict", optarg, &o->p.grad_bytes); break;
         case OPT_JSON: o->json = 1; break;
         case OPT_CSV: o->csv = 1; break;
         case OPT_TIMELINE: o->timeline = 1; break;
         case OPT_SWEEP: rc = parse_sweep(optarg, o); break;
-        case OPT_ACCUM: rc = cli_parse_count("predict", "--accum-steps", optarg, 1000000,
-                                             &o->p.accum_steps); break;
-        case OPT_VIEW: o->p.bucket_view = 1; break;
         case OPT_WHATIF: o->whatif = 1; break;
-        case OPT_JITTER: rc = cli_parse_positive("predict", "--jitter", optarg, 1, &o->p.jitter); break;
         case ':': return cli_usage("predict", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("predict", "unknown option '%s'", argv[optind - 1]);
+        default:
+            if ((rc = cli_model_option("predict", c, optarg, &o->p)) < 0)
+                return cli_usage("predict", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (rc)

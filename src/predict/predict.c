@@ -175,40 +175,42 @@ static cp_coll_alg strategy_alg(cp_strategy s)
     }
 }
 
-/* Time in ms of one bucket under strategy s; negative when unavailable.
- * *how names the algorithm. */
-static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, const char **how)
+double cp_strategy_coll_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, double bytes,
+                           cp_coll_alg *alg)
 {
     double us = -1;
-    cp_coll_alg alg;
     int a;
-    if (p->topo->ngpus <= 1) {
-        *how = "none";
+    *alg = CP_ALGS;
+    if (p->topo->ngpus <= 1)
         return 0;
-    }
     switch (s) {
-    case CP_S_AUTO:
-        alg = cp_coll_best(&p->coll, CP_OP_ALLREDUCE, bytes, &us);
-        *how = cp_coll_alg_name(alg);
-        break;
+    case CP_S_AUTO: *alg = cp_coll_best(&p->coll, op, bytes, &us); break;
     case CP_S_BEST:
         for (a = 0; a < CP_ALGS; a++) {
-            double x = cp_coll_time_us(&p->coll, CP_OP_ALLREDUCE, (cp_coll_alg)a, bytes);
+            double x = cp_coll_time_us(&p->coll, op, (cp_coll_alg)a, bytes);
             if (x >= 0 && (us < 0 || x < us)) {
                 us = x;
-                *how = cp_coll_alg_name((cp_coll_alg)a);
+                *alg = (cp_coll_alg)a;
             }
         }
         break;
     default:
-        alg = strategy_alg(s);
-        if (alg == CP_ALGS)
+        if ((*alg = strategy_alg(s)) == CP_ALGS)
             return -1;
-        us = cp_coll_time_us(&p->coll, CP_OP_ALLREDUCE, alg, bytes);
-        *how = cp_coll_alg_name(alg);
+        us = cp_coll_time_us(&p->coll, op, *alg, bytes);
         break;
     }
     return us < 0 ? -1 : us / 1e3;
+}
+
+/* Time in ms of one AllReduce bucket under strategy s; negative when
+ * unavailable.  *how names the algorithm. */
+static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, const char **how)
+{
+    cp_coll_alg alg;
+    double ms = cp_strategy_coll_ms(p, s, CP_OP_ALLREDUCE, bytes, &alg);
+    *how = alg == CP_ALGS ? "none" : cp_coll_alg_name(alg);
+    return ms;
 }
 
 /* Why a strategy cannot run on this machine. */
@@ -277,9 +279,7 @@ static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *
  * only scaled in place; each pass reads and writes every byte once. */
 static double fusion_copy_ms(const cp_predictor *p, double bytes, int count)
 {
-    if (!(p->mem_gbs > 0))
-        return 0;
-    return (count > 1 ? 2 : 1) * 2 * bytes / (p->mem_gbs * 1e6);
+    return (count > 1 ? 2 : 1) * cp_copy_ms(bytes, p->mem_gbs);
 }
 
 /* Tensors by ready time; ties (same layer) in reverse registration order,

@@ -112,6 +112,13 @@ int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
                       const cp_predict_opts *o, cp_err *e);
 void cp_predictor_free(cp_predictor *p);
 
+/* Time in ms of one collective `op` of `bytes` (the whole buffer) under
+ * strategy s: its algorithm (ring, tree, hier, ps), what NCCL would pick
+ * (auto), or the fastest (best); negative when s cannot run it here.  *alg
+ * is the algorithm used, CP_ALGS when none was needed (one GPU). */
+double cp_strategy_coll_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, double bytes,
+                           cp_coll_alg *alg);
+
 /* Predict one strategy.  An unavailable strategy (no memory devices for
  * proxy, no reducing CPU for ps) returns CP_OK with out->available 0 and the
  * reason; `keep_runs` keeps the bucket list for --timeline. */

@@ -21,43 +21,6 @@ static const char *const how_names[2][CP_ALGS] = {
     {"reducescatter/ring", "reducescatter/tree", "reducescatter/nvls", "reducescatter/hier",
      "reducescatter/ps"}};
 
-/* Time in ms of one ReduceScatter or AllGather of `bytes` (the whole
- * buffer, nccl-tests' size) under strategy s; negative when s cannot run
- * it.  *how names op and algorithm. */
-static double coll_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, double bytes,
-                      const char **how)
-{
-    double us = -1;
-    int a, row = op == CP_OP_REDUCESCATTER;
-    cp_coll_alg alg = CP_ALGS;
-    if (p->topo->ngpus <= 1 || bytes <= 0) {
-        *how = "none";
-        return 0;
-    }
-    switch (s) {
-    case CP_S_RING: alg = CP_ALG_RING; break;
-    case CP_S_TREE: alg = CP_ALG_TREE; break;
-    case CP_S_HIER: alg = CP_ALG_HIER; break;
-    case CP_S_AUTO: alg = cp_coll_best(&p->coll, op, bytes, &us); break;
-    case CP_S_BEST:
-        for (a = 0; a < CP_ALGS; a++) {
-            double x = cp_coll_time_us(&p->coll, op, (cp_coll_alg)a, bytes);
-            if (x >= 0 && (us < 0 || x < us)) {
-                us = x;
-                alg = (cp_coll_alg)a;
-            }
-        }
-        break;
-    default: return -1; /* ps, proxy, coarse: not collectives */
-    }
-    if (alg == CP_ALGS)
-        return -1;
-    if (s != CP_S_AUTO && s != CP_S_BEST)
-        us = cp_coll_time_us(&p->coll, op, alg, bytes);
-    *how = how_names[row][alg];
-    return us < 0 ? -1 : us / 1e3;
-}
-
 /* `times` operations of `bytes` each, back to back on the communication
  * stream (one timeline entry): they start when issued and the stream is
  * free; returns their finish, -1 when the strategy cannot run them. */
@@ -65,11 +28,11 @@ static double issue_n(const cp_predictor *p, cp_strategy s, cp_coll_op op, doubl
                       double times, int nt, double at, double *stream, cp_prediction *out,
                       int cap)
 {
-    const char *how = "none";
+    cp_coll_alg alg;
     double d, start = at > *stream ? at : *stream;
     if (bytes <= 0 || times <= 0) /* a layer without parameters: nothing to move */
         return at;
-    if ((d = coll_ms(p, s, op, bytes, &how)) < 0)
+    if ((d = cp_strategy_coll_ms(p, s, op, bytes, &alg)) < 0)
         return -1;
     d *= times;
     bytes *= times;
@@ -82,7 +45,7 @@ static double issue_n(const cp_predictor *p, cp_strategy s, cp_coll_op op, doubl
         r->ready_ms = at;
         r->start_ms = start;
         r->finish_ms = *stream;
-        r->how = how;
+        r->how = alg == CP_ALGS ? "none" : how_names[op == CP_OP_REDUCESCATTER][alg];
     }
     return *stream;
 }

@@ -45,21 +45,25 @@ static void set_ready(cp_compute *c)
     }
 }
 
+double cp_copy_ms(double bytes, double mem_gbs)
+{
+    return mem_gbs > 0 ? 2 * bytes / (mem_gbs * 1e6) : 0;
+}
+
 double cp_compute_add_copies(cp_compute *c, const cp_model *m, int elem_bytes, double mem_gbs)
 {
-    double total = 0, ms_per_byte;
+    double total = 0;
     int k;
     if (!(mem_gbs > 0))
         return 0;
-    ms_per_byte = 2.0 / (mem_gbs * 1e6); /* one read and one write per byte */
     for (k = 0; k < m->ntensors; k++) {
-        double bytes = (double)m->tensors[k].numel * elem_bytes;
-        c->bwd_ms[m->tensors[k].layer] += bytes * ms_per_byte;
-        c->bwd_total += bytes * ms_per_byte;
+        double bytes = (double)m->tensors[k].numel * elem_bytes, ms = cp_copy_ms(bytes, mem_gbs);
+        c->bwd_ms[m->tensors[k].layer] += ms;
+        c->bwd_total += ms;
         total += bytes;
     }
     set_ready(c);
-    return total * ms_per_byte;
+    return cp_copy_ms(total, mem_gbs);
 }
 
 void cp_compute_accumulate(cp_compute *c, int steps, double micro_ms)

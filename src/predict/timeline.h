@@ -49,6 +49,10 @@ void cp_compute_scale(cp_compute *c, double f);
  * backward + optimizer. */
 double cp_compute_total(const cp_compute *c);
 
+/* Eq. P7: one pass over `bytes` of GPU memory, reading and writing each
+ * byte once, at mem_gbs GB/s, in ms; 0 when mem_gbs is not known. */
+double cp_copy_ms(double bytes, double mem_gbs);
+
 /* Eq. P7: DDP's gradient copies into the buckets, charged to the compute
  * stream where the reducer runs them: each gradient is copied (and scaled
  * by 1/N) into its bucket as backward produces it, stretching that layer's
