@@ -112,7 +112,8 @@ static int parse_opts(int argc, char **argv, opts *o)
 }
 
 /* The calibration block as JSON: launch_us and every kind that is not the
- * default (bw_eff 1, step_us 0). */
+ * default (bw_eff 1, step_us 0, simple_us 0); simple_us only when set, so
+ * a topology calibrated before protocols were modelled reads the same. */
 static json_t *calib_json(const cp_calib *c, const char *note)
 {
     json_t *o = json_object();
@@ -121,12 +122,14 @@ static json_t *calib_json(const cp_calib *c, const char *note)
     json_object_set_new(o, "launch_us", cli_real(c->launch_us, 4));
     for (k = 0; k < CP_LINK_KINDS; k++) {
         json_t *sub;
-        if (c->kind[k].bw_eff == 1 && c->kind[k].step_us == 0)
+        if (c->kind[k].bw_eff == 1 && c->kind[k].step_us == 0 && c->kind[k].simple_us == 0)
             continue;
         sub = json_object();
         /* 6 decimals: bw_eff may be as small as 1e-3 (CP_MIN_BW_EFF) */
         json_object_set_new(sub, "bw_eff", cli_real(c->kind[k].bw_eff, 6));
         json_object_set_new(sub, "step_us", cli_real(c->kind[k].step_us, 6));
+        if (c->kind[k].simple_us != 0)
+            json_object_set_new(sub, "simple_us", cli_real(c->kind[k].simple_us, 6));
         json_object_set_new(o, cp_link_kind_name((cp_link_kind)k), sub);
     }
     return o;
@@ -168,13 +171,20 @@ static void print_fit(const opts *o, const cp_topo *t, const cp_nccl_table *tab,
     printf("# %s step_us: %.3f -> %.3f%s (from the %d smallest times)\n",
            cp_link_kind_name(f->lat_kind), f->step_before, f->step_after,
            f->step_clamped ? " (clamped at 0)" : "", f->nlat_rows);
+    printf("# %s simple_us: %.3f -> %.3f%s%s (Simple's intercept, from the %d largest "
+           "sizes)\n", cp_link_kind_name(f->lat_kind), f->simple_before, f->simple_after,
+           f->simple_clamped ? " (clamped at 0)" : "",
+           f->simple_below_other ? " (another kind's simple_us is larger and sets the pace)"
+                                 : "",
+           f->nbw_rows);
     printf("# launch_us: %.3f per kernel x %d GPUs per thread\n", t->calib.launch_us,
            tab->gpus_per_thread);
-    printf("#%12s  %12s  %12s  %8s\n", "size (B)", "measured us", "predicted us", "error");
+    printf("#%12s  %12s  %12s  %8s  %s\n", "size (B)", "measured us", "predicted us", "error",
+           "protocol");
     for (i = 0; i < tab->nrows; i++) {
         const cp_nccl_row *r = &tab->rows[i];
-        printf(" %12.0f  %12.2f  %12.2f  %+7.1f%%\n", r->bytes, r->time_us, f->pred_us[i],
-               100 * (f->pred_us[i] - r->time_us) / r->time_us);
+        printf(" %12.0f  %12.2f  %12.2f  %+7.1f%%  %s\n", r->bytes, r->time_us, f->pred_us[i],
+               100 * (f->pred_us[i] - r->time_us) / r->time_us, cp_proto_name(f->proto[i]));
     }
 }
 
@@ -192,6 +202,7 @@ static int print_fit_json(const cp_topo *t, const cp_nccl_table *tab, const cp_f
         json_object_set_new(r, "predicted_us", cli_real(f->pred_us[i], 3));
         json_object_set_new(r, "error", cli_real((f->pred_us[i] - tab->rows[i].time_us) /
                                                      tab->rows[i].time_us, 4));
+        json_object_set_new(r, "protocol", json_string(cp_proto_name(f->proto[i])));
         json_array_append_new(rows, r);
     }
     json_object_set_new(root, "rows", rows);

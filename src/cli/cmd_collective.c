@@ -149,13 +149,13 @@ static int parse_opts(int argc, char **argv, opts *o)
     return CP_OK;
 }
 
-/* Time and algorithm for one size; negative time when unavailable. */
-static double row_time(const cp_coll *c, const opts *o, double bytes, cp_coll_alg *alg)
+/* Time, algorithm and protocol for one size; negative time when
+ * unavailable. */
+static double row_time(const cp_coll *c, const opts *o, double bytes, cp_coll_alg *alg,
+                       cp_proto *proto)
 {
-    if (o->alg < 0)
-        return *alg = cp_coll_best(c, o->op, bytes, &bytes), bytes;
-    *alg = (cp_coll_alg)o->alg;
-    return cp_coll_time_us(c, o->op, *alg, bytes);
+    *alg = o->alg < 0 ? cp_coll_best(c, o->op, bytes, NULL) : (cp_coll_alg)o->alg;
+    return cp_coll_time_proto_us(c, o->op, *alg, bytes, proto);
 }
 
 static void print_table(const cp_coll *c, const opts *o)
@@ -165,17 +165,19 @@ static void print_table(const cp_coll *c, const opts *o)
     printf("# coarse-plan collective: %s, %d GPUs (%d host%s x %d), %s, algorithm %s\n",
            c->topo->name, c->nranks, c->nhosts, c->nhosts == 1 ? "" : "s", c->per_host,
            cp_coll_op_name(o->op), o->alg < 0 ? "auto" : cp_coll_alg_name((cp_coll_alg)o->alg));
-    printf("#\n#%12s  %12s  %6s  %6s  %10s  %7s  %7s  %s\n", "size", "count", "type", "redop",
-           "time", "algbw", "busbw", "algorithm");
+    printf("#\n#%12s  %12s  %6s  %6s  %10s  %7s  %7s  %-9s  %s\n", "size", "count", "type",
+           "redop", "time", "algbw", "busbw", "algorithm", "protocol");
     printf("#%12s  %12s  %6s  %6s  %10s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)",
            "(GB/s)", "(GB/s)");
     for (s = o->minb; s <= o->maxb; s *= o->factor) {
         cp_coll_alg alg;
-        double t = row_time(c, o, (double)s, &alg);
+        cp_proto proto;
+        double t = row_time(c, o, (double)s, &alg, &proto);
         double algbw = t > 0 ? (double)s / (t * 1e3) : 0;
-        printf(" %12lld  %12lld  %6s  %6s  %10.2f  %7.2f  %7.2f  %s\n", (long long)s,
+        printf(" %12lld  %12lld  %6s  %6s  %10.2f  %7.2f  %7.2f  %-9s  %s\n", (long long)s,
                (long long)(s / o->typesize), o->typesize == 4 ? "float" : "half", redop, t,
-               algbw, algbw * cp_coll_busbw_factor(o->op, c->nranks), cp_coll_alg_name(alg));
+               algbw, algbw * cp_coll_busbw_factor(o->op, c->nranks), cp_coll_alg_name(alg),
+               cp_proto_name(proto));
         if (s > INT64_MAX / o->factor)
             break;
     }
@@ -191,7 +193,8 @@ static int print_json(const cp_coll *c, const opts *o)
     json_object_set_new(root, "hosts", json_integer(c->nhosts));
     for (s = o->minb; s <= o->maxb; s *= o->factor) {
         cp_coll_alg alg;
-        double t = row_time(c, o, (double)s, &alg);
+        cp_proto proto;
+        double t = row_time(c, o, (double)s, &alg, &proto);
         double algbw = t > 0 ? (double)s / (t * 1e3) : 0;
         json_t *r = json_object();
         json_object_set_new(r, "bytes", json_integer(s));
@@ -201,6 +204,7 @@ static int print_json(const cp_coll *c, const opts *o)
         json_object_set_new(r, "busbw_gbs",
                             cli_real(algbw * cp_coll_busbw_factor(o->op, c->nranks), 4));
         json_object_set_new(r, "algorithm", json_string(cp_coll_alg_name(alg)));
+        json_object_set_new(r, "protocol", json_string(cp_proto_name(proto)));
         json_array_append_new(rows, r);
         if (s > INT64_MAX / o->factor)
             break;
@@ -219,6 +223,28 @@ static void print_arc(const cp_topo *t, int arc, double dual)
            l->gbs[arc & 1] * t->calib.kind[l->kind].bw_eff, dual);
 }
 
+/* Where LL and Simple take equal time: LL pays no per-step handshake but
+ * moves half the payload per byte on the wire (eq. C11). */
+static void explain_protocols(const cp_coll *c, const opts *o, cp_coll_alg alg)
+{
+    double l0 = cp_coll_proto_time_us(c, o->op, alg, CP_PROTO_LL, 0);
+    double s0 = cp_coll_proto_time_us(c, o->op, alg, CP_PROTO_SIMPLE, 0);
+    double l1 = cp_coll_proto_time_us(c, o->op, alg, CP_PROTO_LL, 1e9) - l0;
+    double s1 = cp_coll_proto_time_us(c, o->op, alg, CP_PROTO_SIMPLE, 1e9) - s0;
+    char buf[32];
+    if (l0 < 0) {
+        printf("  protocol: %s\n", alg == CP_ALG_PS ? "none (not NCCL's: pushes and pulls)"
+                                                   : "Simple (NCCL runs it with no other)");
+        return;
+    }
+    if (!(s0 > l0)) {
+        printf("  protocol: Simple at every size (no per-step cost calibrated for it)\n");
+        return;
+    }
+    cp_fmt_bytes((s0 - l0) / (l1 - s1) * 1e9, buf, sizeof buf);
+    printf("  protocol: LL below %s, Simple above\n", buf);
+}
+
 static void explain_alg(const cp_coll *c, const opts *o, cp_coll_alg alg)
 {
     const cp_alg_cost *a = &c->cost[o->op][alg];
@@ -232,33 +258,39 @@ static void explain_alg(const cp_coll *c, const opts *o, cp_coll_alg alg)
            a->nphases == 1 ? "" : "s", c->launch_us);
     for (k = 0; k < a->nphases; k++) {
         const cp_phase *ph = &a->phase[k];
-        double bwt = ph->factor * big / (ph->bw_gbs * 1e3);
-        printf("  %s: %d steps, latency %.2f us; %d channel%s carry %.3g bytes per byte at "
-               "%.1f GB/s\n", ph->label, ph->steps, ph->lat_us, ph->nchannels,
+        double bwt = ph->factor * big / (ph->bw_gbs * 1e3), lat = ph->lat_us + ph->simple_us;
+        printf("  %s: %d steps, latency ", ph->label, ph->steps);
+        if (a->ll)
+            printf("%.2f us under LL, %.2f under Simple", ph->lat_us, lat);
+        else
+            printf("%.2f us", lat);
+        printf("; %d channel%s carry %.3g bytes per byte at %.1f GB/s\n", ph->nchannels,
                ph->nchannels == 1 ? "" : "s", ph->factor, ph->bw_gbs);
-        printf("    at the largest size: latency %.1f us + bandwidth %.1f us (%.0f%% bandwidth)\n",
-               ph->lat_us, bwt,
-               100 * bwt / (bwt + ph->lat_us + 1e-30));
+        printf("    at the largest size: latency %.1f us + bandwidth %.1f us (%.0f%% "
+               "bandwidth)\n", lat, bwt, 100 * bwt / (bwt + lat + 1e-30));
         if (ph->nbind)
             printf("    binding links:\n");
         for (j = 0; j < ph->nbind; j++)
             print_arc(cp_coll_arcs(c), ph->bind_arc[j], ph->bind_dual[j]);
     }
+    explain_protocols(c, o, alg);
     printf("  total: %.2f us at %.0f B, %.2f us at %.0f B\n",
            cp_coll_time_us(c, o->op, alg, small), small, cp_coll_time_us(c, o->op, alg, big),
            big);
 }
 
-/* Where two algorithms take equal time (alpha-beta lines cross). */
+/* Where two algorithms take equal time, on their Simple lines (the
+ * protocol of the sizes where algorithms differ most). */
 static void explain_crossovers(const cp_coll *c, const opts *o)
 {
     int a, b;
+    printf("algorithms compared on their Simple lines:\n");
     for (a = 0; a < CP_ALGS; a++)
         for (b = a + 1; b < CP_ALGS; b++) {
-            double ta0 = cp_coll_time_us(c, o->op, (cp_coll_alg)a, 0);
-            double tb0 = cp_coll_time_us(c, o->op, (cp_coll_alg)b, 0);
-            double sa = cp_coll_time_us(c, o->op, (cp_coll_alg)a, 1e9) - ta0;
-            double sb = cp_coll_time_us(c, o->op, (cp_coll_alg)b, 1e9) - tb0;
+            double ta0 = cp_coll_proto_time_us(c, o->op, (cp_coll_alg)a, CP_PROTO_SIMPLE, 0);
+            double tb0 = cp_coll_proto_time_us(c, o->op, (cp_coll_alg)b, CP_PROTO_SIMPLE, 0);
+            double sa = cp_coll_proto_time_us(c, o->op, (cp_coll_alg)a, CP_PROTO_SIMPLE, 1e9) - ta0;
+            double sb = cp_coll_proto_time_us(c, o->op, (cp_coll_alg)b, CP_PROTO_SIMPLE, 1e9) - tb0;
             char buf[32];
             if (ta0 < 0 || tb0 < 0)
                 continue;

@@ -1,11 +1,15 @@
 /*
  * calibrate.c - least-squares fit of bw_eff and step_us (see calibrate.h).
  *
- * The model at a size S is T(S) = A + beta S (collective.h).  Scaling the
- * binding kind's bw_eff by k divides beta by k, as long as the same links
- * bind; raising that kind's step_us by d adds c d to A, where c counts the
- * algorithm's steps over such links.  Both are measured by rebuilding the
- * model, so the fit needs no knowledge of the algorithm's formulas.
+ * The model at a size S is the faster of two lines (collective.h):
+ * LL, T = A_ll + beta S / CP_LL_EFF, and Simple, T = A_ll + steps x
+ * simple_us + beta S.  Scaling the binding kind's bw_eff by k divides beta by
+ * k, as long as the same links bind; raising that kind's step_us by d adds
+ * c d to A_ll, where c counts the algorithm's steps over such links, measured
+ * by rebuilding the model, so the fit needs no knowledge of the algorithm's
+ * formulas.  Simple's line is fitted to the large sizes (slope -> bw_eff,
+ * intercept -> simple_us); the intercept of the smallest times, at the slope
+ * of the protocol the model runs there, gives step_us.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,67 +20,93 @@
 void cp_fit_free(cp_fit *f)
 {
     free(f->pred_us);
+    free(f->proto);
     memset(f, 0, sizeof *f);
 }
 
-/* A (intercept, us) and beta (us per byte) of the model for op/alg. */
-static int model_line(const cp_topo *t, int gpt, cp_coll_op op, cp_coll_alg alg, double *A,
-                      double *beta, cp_link_kind *bind_kind, cp_err *e)
+/* The model's lines for op/alg: A_ll and A_s, the intercepts under LL and
+ * Simple (us), beta, Simple's slope (us per byte; LL's is beta / CP_LL_EFF),
+ * steps, the Simple steps that simple_us multiplies, and the kind whose
+ * links bind the bandwidth.  The built model goes to *out (caller frees). */
+typedef struct line {
+    double A_ll, A_s, beta, steps;
+    cp_link_kind bind_kind;
+} line;
+
+static int model_line(const cp_topo *t, int gpt, cp_coll_op op, cp_coll_alg alg, line *l,
+                      cp_coll *out, cp_err *e)
 {
-    cp_coll c;
-    int rc = cp_coll_build(t, gpt, &c, e);
+    cp_coll *c = out;
+    int rc = cp_coll_build(t, gpt, c, e);
     if (rc)
         return rc;
-    if (!c.cost[op][alg].available) {
+    if (!c->cost[op][alg].available) {
         rc = cp_fail(e, CP_EINPUT, "%s is not available for %s on %s: %s",
                      cp_coll_alg_name(alg), cp_coll_op_name(op), t->name,
-                     c.cost[op][alg].why_not);
+                     c->cost[op][alg].why_not);
+        cp_coll_free(c);
+        return rc;
     } else {
-        const cp_alg_cost *a = &c.cost[op][alg];
+        const cp_alg_cost *a = &c->cost[op][alg];
         int k, best = 0;
-        *A = cp_coll_time_us(&c, op, alg, 0);
-        *beta = (cp_coll_time_us(&c, op, alg, 1e9) - *A) / 1e9;
+        l->A_s = cp_coll_proto_time_us(c, op, alg, CP_PROTO_SIMPLE, 0);
+        l->A_ll = a->ll ? cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL, 0) : l->A_s;
+        l->beta = (cp_coll_proto_time_us(c, op, alg, CP_PROTO_SIMPLE, 1e9) - l->A_s) / 1e9;
+        l->steps = 0;
         /* the phase that dominates the bandwidth term names the kind */
-        for (k = 1; k < a->nphases; k++)
+        for (k = 0; k < a->nphases; k++) {
+            l->steps += a->phase[k].steps;
             if (a->phase[k].factor / a->phase[k].bw_gbs >
                 a->phase[best].factor / a->phase[best].bw_gbs)
                 best = k;
-        *bind_kind = a->phase[best].nbind > 0
-                         ? cp_coll_arcs(&c)->links[a->phase[best].bind_arc[0] >> 1].kind
-                         : CP_NVLINK;
+        }
+        l->bind_kind = a->phase[best].nbind > 0
+                           ? cp_coll_arcs(c)->links[a->phase[best].bind_arc[0] >> 1].kind
+                           : CP_NVLINK;
     }
-    cp_coll_free(&c);
-    return rc;
+    return CP_OK;
 }
 
-/* beta minimising sum ((A + beta S - T) / T)^2 over rows [lo, hi). */
-static double fit_beta(const cp_nccl_table *tab, int lo, int hi, double A)
+/* A and beta minimising sum ((A + beta S - T) / T)^2 over rows [lo, hi):
+ * the Simple line through the large sizes.  0 when the rows cannot give
+ * two parameters. */
+static int fit_line(const cp_nccl_table *tab, int lo, int hi, double *A, double *beta)
 {
-    double num = 0, den = 0;
+    double s00 = 0, s01 = 0, s11 = 0, b0 = 0, b1 = 0, det;
     int i;
     for (i = lo; i < hi; i++) {
-        double s = tab->rows[i].bytes / tab->rows[i].time_us;
-        num += s * (1 - A / tab->rows[i].time_us);
-        den += s * s;
+        double w = 1 / tab->rows[i].time_us, x = tab->rows[i].bytes * w;
+        s00 += w * w;
+        s01 += w * x;
+        s11 += x * x;
+        b0 += w;     /* w x T x w = w */
+        b1 += x;
     }
-    return den > 0 ? num / den : 0;
+    det = s00 * s11 - s01 * s01;
+    if (!(det > 0))
+        return 0;
+    *A = (b0 * s11 - b1 * s01) / det;
+    *beta = (s00 * b1 - s01 * b0) / det;
+    return 1;
 }
 
-/* A minimising the same over the latency rows, given beta. */
-static double fit_A(const cp_nccl_table *tab, const int *rows, int n, double beta)
+/* A minimising sum ((A + slope_i S - T) / T)^2 over the latency rows, each
+ * row at the slope of the protocol the model runs there (slope[i]). */
+static double fit_A(const cp_nccl_table *tab, const int *rows, int n, const double *slope)
 {
     double num = 0, den = 0;
     int i;
     for (i = 0; i < n; i++) {
         const cp_nccl_row *r = &tab->rows[rows[i]];
-        num += (r->time_us - beta * r->bytes) / (r->time_us * r->time_us);
+        num += (r->time_us - slope[i] * r->bytes) / (r->time_us * r->time_us);
         den += 1 / (r->time_us * r->time_us);
     }
     return den > 0 ? num / den : 0;
 }
 
-/* Rows for each fit: bandwidth = the top four octaves of sizes; latency =
- * times within 20% of the smallest time. */
+/* Rows for each fit: bandwidth = the top six octaves of sizes (enough of a
+ * lever arm to fit Simple's intercept as well as its slope); latency = times
+ * within 20% of the smallest time. */
 static int pick_rows(const cp_nccl_table *tab, int *bw_lo, int *lat, int *nlat)
 {
     double tmin = tab->rows[0].time_us, smax = tab->rows[tab->nrows - 1].bytes;
@@ -89,43 +119,63 @@ static int pick_rows(const cp_nccl_table *tab, int *bw_lo, int *lat, int *nlat)
     for (i = 0; i < tab->nrows; i++) {
         if (tab->rows[i].time_us <= 1.2 * tmin)
             lat[(*nlat)++] = i;
-        if (tab->rows[i].bytes >= smax / 16 && i < *bw_lo)
+        if (tab->rows[i].bytes >= smax / 64 && i < *bw_lo)
             *bw_lo = i;
     }
-    return *nlat > 0 && *bw_lo < tab->nrows;
+    return *nlat > 0 && tab->nrows - *bw_lo >= 2;
 }
 
-/* One round: measure the model's sensitivities, fit, update t->calib. */
+/* One round: measure the model's lines and sensitivity, fit, update t->calib. */
 static int round_fit(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_coll_alg alg,
                      const int *lat, int nlat, int bw_lo, cp_fit *f, cp_err *e)
 {
-    double A, beta, A2, beta2, Afit, bfit, c;
-    cp_link_kind bk, dummy;
-    int gpt = tab->gpus_per_thread, rc;
+    line l, l2;
+    double Afit_s, Afit_ll, bfit, c, d, simple, other = 0, *slope;
+    cp_link_kind bk;
+    int gpt = tab->gpus_per_thread, rc, i, k;
     cp_calib_kind *lk;
+    cp_coll model;
 
-    if ((rc = model_line(t, gpt, op, alg, &A, &beta, &bk, e)))
+    if ((rc = model_line(t, gpt, op, alg, &l, &model, e)))
         return rc;
+    /* The protocol the model runs at each latency row sets its slope. */
+    slope = malloc((size_t)nlat * sizeof *slope);
+    if (!slope) {
+        cp_coll_free(&model);
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
+    for (i = 0; i < nlat; i++) {
+        cp_proto p;
+        cp_coll_time_proto_us(&model, op, alg, tab->rows[lat[i]].bytes, &p);
+        slope[i] = p == CP_PROTO_LL ? 1 / CP_LL_EFF : 1;
+    }
+    cp_coll_free(&model);
     /* A measurement across hosts calibrates the network; one inside a host
      * calibrates whatever binds there. */
-    f->bw_kind = t->nhosts > 1 ? CP_NET : bk;
+    f->bw_kind = t->nhosts > 1 ? CP_NET : l.bind_kind;
     f->lat_kind = f->bw_kind;
     bk = f->bw_kind;
     lk = &t->calib.kind[f->lat_kind];
     lk->step_us += 1.0;
-    rc = model_line(t, gpt, op, alg, &A2, &beta2, &dummy, e);
+    rc = model_line(t, gpt, op, alg, &l2, &model, e);
     lk->step_us -= 1.0;
-    if (rc)
+    if (rc) {
+        free(slope);
         return rc;
-    c = A2 - A; /* us of intercept per us of step */
-    bfit = fit_beta(tab, bw_lo, tab->nrows, A);
-    Afit = fit_A(tab, lat, nlat, bfit);
-    bfit = fit_beta(tab, bw_lo, tab->nrows, Afit);
-    if (!(bfit > 0) || !(c > 0))
+    }
+    cp_coll_free(&model);
+    c = l2.A_ll - l.A_ll; /* us of LL intercept per us of step */
+    if (!fit_line(tab, bw_lo, tab->nrows, &Afit_s, &bfit) || !(bfit > 0) || !(c > 0)) {
+        free(slope);
         return cp_fail(e, CP_EINPUT, "the table cannot be fitted: time does not grow with "
                                      "size, or the model has no steps over %s links",
                        cp_link_kind_name(f->lat_kind));
-    t->calib.kind[bk].bw_eff *= beta / bfit;
+    }
+    for (i = 0; i < nlat; i++)
+        slope[i] *= bfit;
+    Afit_ll = fit_A(tab, lat, nlat, slope);
+    free(slope);
+    t->calib.kind[bk].bw_eff *= l.beta / bfit;
     f->bw_clamped = t->calib.kind[bk].bw_eff > 1;
     if (f->bw_clamped)
         t->calib.kind[bk].bw_eff = 1;
@@ -135,14 +185,30 @@ static int round_fit(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_col
         return cp_fail(e, CP_EINPUT, "the table's large sizes run at %.3g of the %s links' "
                                      "nominal bandwidth (under %g): is it from this machine?",
                        t->calib.kind[bk].bw_eff, cp_link_kind_name(bk), CP_MIN_BW_EFF);
-    lk->step_us += (Afit - A) / c;
-    f->step_clamped = lk->step_us < 0;
+    d = (Afit_ll - l.A_ll) / c;
+    f->step_clamped = lk->step_us + d < 0;
     if (f->step_clamped)
-        lk->step_us = 0;
+        d = -lk->step_us;
+    lk->step_us += d;
     if (!(lk->step_us <= CP_MAX_STEP_US))
         return cp_fail(e, CP_EINPUT, "the table's small sizes need %.3g us per step over %s "
                                      "links (over %g): is it from this machine?",
                        lk->step_us, cp_link_kind_name(f->lat_kind), CP_MAX_STEP_US);
+    /* Simple's intercept is LL's plus steps x simple_us of the slowest kind
+     * in use (eq. C11): what is left of the fitted intercept, per step. */
+    simple = l.steps > 0 ? (Afit_s - (l.A_ll + c * d)) / l.steps : 0;
+    for (k = 0; k < CP_LINK_KINDS; k++)
+        if (k != (int)f->lat_kind && t->calib.kind[k].simple_us > other)
+            other = t->calib.kind[k].simple_us;
+    f->simple_clamped = simple < 0;
+    if (f->simple_clamped)
+        simple = 0;
+    f->simple_below_other = simple < other;
+    lk->simple_us = simple;
+    if (!(lk->simple_us <= CP_MAX_STEP_US))
+        return cp_fail(e, CP_EINPUT, "the table's large sizes need %.3g us per Simple step "
+                                     "over %s links (over %g): is it from this machine?",
+                       lk->simple_us, cp_link_kind_name(f->lat_kind), CP_MAX_STEP_US);
     return CP_OK;
 }
 
@@ -168,6 +234,7 @@ int cp_calibrate(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, int alg, c
         if (round == 0 && rc == CP_OK) {
             f->bw_eff_before = before.kind[f->bw_kind].bw_eff;
             f->step_before = before.kind[f->lat_kind].step_us;
+            f->simple_before = before.kind[f->lat_kind].simple_us;
         }
     }
     free(lat);
@@ -175,17 +242,20 @@ int cp_calibrate(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, int alg, c
         return rc;
     f->bw_eff_after = t->calib.kind[f->bw_kind].bw_eff;
     f->step_after = t->calib.kind[f->lat_kind].step_us;
+    f->simple_after = t->calib.kind[f->lat_kind].simple_us;
     t->calib.given = 1;
     rc = cp_coll_build(t, tab->gpus_per_thread, &c, e);
     if (rc)
         return rc;
     f->pred_us = malloc((size_t)tab->nrows * sizeof *f->pred_us);
-    if (!f->pred_us) {
+    f->proto = malloc((size_t)tab->nrows * sizeof *f->proto);
+    if (!f->pred_us || !f->proto) {
         cp_coll_free(&c);
+        cp_fit_free(f);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
     for (i = 0; i < tab->nrows; i++)
-        f->pred_us[i] = cp_coll_time_us(&c, op, f->alg, tab->rows[i].bytes);
+        f->pred_us[i] = cp_coll_time_proto_us(&c, op, f->alg, tab->rows[i].bytes, &f->proto[i]);
     cp_coll_free(&c);
     return CP_OK;
 }

@@ -425,13 +425,38 @@ static void free_patterns(cp_pattern *p, int n)
 /* ------------------------------------------------------------------------ */
 /* Phases                                                                    */
 
-static void set_phase(cp_phase *ph, const char *label, double lat, double factor, double bw,
-                      int steps, const cp_packing *pk)
+/* Simple's per-step cost over the channels a packing used: the largest
+ * simple_us among the link kinds their arcs belong to, since every step
+ * waits for its slowest hop (eq. C11).  Reducer resources (ids past the
+ * arcs) have no kind and add nothing. */
+static double simple_step(const build *b, const cp_pattern *p, int npat, const cp_packing *pk)
+{
+    const cp_topo *t = b->win;
+    double x = 0;
+    int i, k;
+    for (i = 0; i < npat; i++) {
+        if (pk && pk->npat == npat && !(pk->rate[i] > 0))
+            continue;
+        for (k = 0; k < p[i].nuse; k++) {
+            double y;
+            if (p[i].arc[k] >= 2 * t->nlinks)
+                continue;
+            y = t->calib.kind[t->links[p[i].arc[k] >> 1].kind].simple_us;
+            if (y > x)
+                x = y;
+        }
+    }
+    return x;
+}
+
+static void set_phase(cp_phase *ph, const char *label, double lat, double simple,
+                      double factor, double bw, int steps, const cp_packing *pk)
 {
     int k;
     memset(ph, 0, sizeof *ph);
     ph->label = label;
     ph->lat_us = lat;
+    ph->simple_us = steps * simple;
     ph->factor = factor;
     ph->bw_gbs = bw;
     ph->steps = steps;
@@ -463,17 +488,19 @@ static void one_host_ring(build *b)
 {
     cp_coll *c = b->c;
     double n = b->n, L = b->intra_lat, B = b->intra.total;
+    double sp = simple_step(b, b->ringpat, b->nrings, &b->intra);
     cp_alg_cost *ar = &c->cost[CP_OP_ALLREDUCE][CP_ALG_RING];
     cp_alg_cost *rs = &c->cost[CP_OP_REDUCESCATTER][CP_ALG_RING];
     cp_alg_cost *ag = &c->cost[CP_OP_ALLGATHER][CP_ALG_RING];
     cp_alg_cost *bc = &c->cost[CP_OP_BROADCAST][CP_ALG_RING];
     ar->available = rs->available = ag->available = bc->available = 1;
+    ar->ll = rs->ll = ag->ll = bc->ll = 1;
     ar->nphases = rs->nphases = ag->nphases = bc->nphases = 1;
-    set_phase(&ar->phase[0], "ring", 2 * (n - 1) / n * L, 2 * (n - 1) / n, B,
+    set_phase(&ar->phase[0], "ring", 2 * (n - 1) / n * L, sp, 2 * (n - 1) / n, B,
               2 * (b->n - 1), &b->intra);
-    set_phase(&rs->phase[0], "ring", (n - 1) / n * L, (n - 1) / n, B, b->n - 1, &b->intra);
-    set_phase(&ag->phase[0], "ring", (n - 1) / n * L, (n - 1) / n, B, b->n - 1, &b->intra);
-    set_phase(&bc->phase[0], "ring (pipelined chain)", (n - 1) / n * L, 1, B, b->n - 1,
+    set_phase(&rs->phase[0], "ring", (n - 1) / n * L, sp, (n - 1) / n, B, b->n - 1, &b->intra);
+    set_phase(&ag->phase[0], "ring", (n - 1) / n * L, sp, (n - 1) / n, B, b->n - 1, &b->intra);
+    set_phase(&bc->phase[0], "ring (pipelined chain)", (n - 1) / n * L, sp, 1, B, b->n - 1,
               &b->intra);
 }
 
@@ -596,7 +623,7 @@ static int tree_alg(build *b)
     cp_pattern *p = NULL;
     cp_packing pk;
     int np = 0, rc;
-    double lat;
+    double lat, sp;
     cp_alg_cost *ar = &b->c->cost[CP_OP_ALLREDUCE][CP_ALG_TREE];
     rc = tree_patterns(b, &p, &np, &lat);
     if (rc)
@@ -607,12 +634,14 @@ static int tree_alg(build *b)
         return CP_OK;
     }
     rc = cp_pack(b->win, p, np, &pk, b->e);
+    sp = rc ? 0 : simple_step(b, p, np, &pk);
     free_patterns(p, np);
     if (rc)
         return rc;
     ar->available = 1;
+    ar->ll = 1;
     ar->nphases = 1;
-    set_phase(&ar->phase[0], b->H > 1 ? "double binary tree" : "chain", lat, 1.0, pk.total,
+    set_phase(&ar->phase[0], b->H > 1 ? "double binary tree" : "chain", lat, sp, 1.0, pk.total,
               2 * (b->n - 1 + (int)ceil(log2((double)b->H))), &pk);
     cp_packing_free(&pk);
     unavailable(b->c, CP_ALG_TREE, "tree is an AllReduce algorithm");
@@ -688,6 +717,7 @@ static int multi_host_ring(build *b)
     if (rc == CP_OK)
         rc = cp_pack(b->win, p, np, &pk, b->e);
     if (rc == CP_OK) {
+        double sp = simple_step(b, p, np, &pk);
         for (i = 0; i < np; i++)
             if (pk.rate[i] > 0 && p[i].lat_us > Ltrav)
                 Ltrav = p[i].lat_us;
@@ -696,8 +726,9 @@ static int multi_host_ring(build *b)
             double f = k == CP_OP_ALLREDUCE ? 2 * (N - 1) / N : k == CP_OP_BROADCAST ? 1 : (N - 1) / N;
             double steps = k == CP_OP_ALLREDUCE ? 2 * (N - 1) : N - 1;
             a->available = 1;
+            a->ll = 1;
             a->nphases = 1;
-            set_phase(&a->phase[0], "ring across hosts", steps / N * Ltrav,
+            set_phase(&a->phase[0], "ring across hosts", steps / N * Ltrav, sp,
                       f, pk.total, (int)steps, &pk);
         }
         cp_packing_free(&pk);
@@ -810,7 +841,8 @@ static int nvls_limits(build *b, double *bw_reduce, double *bw_bcast, double *ho
 static int nvls_and_hier(build *b)
 {
     cp_coll *c = b->c;
-    double red, bc, hop, n = b->n, H = b->H, ihop = 0;
+    double red, bc, hop, n = b->n, H = b->H, ihop = 0, isp = 0;
+    double nsp = b->win->calib.kind[CP_NVLINK].simple_us; /* NVLS runs Simple only */
     cp_packing nb, ipk;
     cp_pattern ip;
     int have = nvls_limits(b, &red, &bc, &hop, &nb), rc;
@@ -822,6 +854,7 @@ static int nvls_and_hier(build *b)
         rc = inter_pattern(b, &ip, &ihop);
         if (rc == CP_OK) {
             rc = cp_pack(b->win, &ip, 1, &ipk, b->e);
+            isp = simple_step(b, &ip, 1, NULL);
             cp_pattern_free(&ip);
         }
         if (rc) {
@@ -837,17 +870,18 @@ static int nvls_and_hier(build *b)
         cp_alg_cost *ag = &c->cost[CP_OP_ALLGATHER][CP_ALG_NVLS];
         if (b->H == 1) {
             ar->nphases = rs->nphases = ag->nphases = 1;
-            set_phase(&ar->phase[0], "nvls (in-switch reduce + multicast)", 2 * hop,
+            set_phase(&ar->phase[0], "nvls (in-switch reduce + multicast)", 2 * hop, nsp,
                       1 + 1 / n, bw_ar, 2, &nb);
-            set_phase(&rs->phase[0], "nvls reduce", hop, 1, red, 1, &nb);
-            set_phase(&ag->phase[0], "nvls multicast", hop, 1, bc, 1, &nb);
+            set_phase(&rs->phase[0], "nvls reduce", hop, nsp, 1, red, 1, &nb);
+            set_phase(&ag->phase[0], "nvls multicast", hop, nsp, 1, bc, 1, &nb);
             rs->available = ag->available = 1;
         } else {
             ar->nphases = 3;
-            set_phase(&ar->phase[0], "nvls reduce-scatter in each host", hop, 1, red, 1, &nb);
-            set_phase(&ar->phase[1], "ring of peers across hosts", 2 * (H - 1) * ihop,
+            set_phase(&ar->phase[0], "nvls reduce-scatter in each host", hop, nsp, 1, red, 1,
+                      &nb);
+            set_phase(&ar->phase[1], "ring of peers across hosts", 2 * (H - 1) * ihop, isp,
                       2 * (H - 1) / (H * n), ipk.total, 2 * (b->H - 1), &ipk);
-            set_phase(&ar->phase[2], "nvls all-gather in each host", hop, 1, bc, 1, &nb);
+            set_phase(&ar->phase[2], "nvls all-gather in each host", hop, nsp, 1, bc, 1, &nb);
         }
         ar->available = 1;
     }
@@ -857,14 +891,16 @@ static int nvls_and_hier(build *b)
     if (b->H > 1) {
         cp_alg_cost *h = &c->cost[CP_OP_ALLREDUCE][CP_ALG_HIER];
         double Lr = b->intra_lat, Bi = b->intra.total;
+        double sp = simple_step(b, b->ringpat, b->nrings, &b->intra);
         h->available = 1;
+        h->ll = 1;
         h->nphases = 3;
-        set_phase(&h->phase[0], "reduce-scatter in each host", (n - 1) / n * Lr, (n - 1) / n,
-                  Bi, b->n - 1, &b->intra);
-        set_phase(&h->phase[1], "ring of peers across hosts", 2 * (H - 1) * ihop,
+        set_phase(&h->phase[0], "reduce-scatter in each host", (n - 1) / n * Lr, sp,
+                  (n - 1) / n, Bi, b->n - 1, &b->intra);
+        set_phase(&h->phase[1], "ring of peers across hosts", 2 * (H - 1) * ihop, isp,
                   2 * (H - 1) / (H * n), ipk.total, 2 * (b->H - 1), &ipk);
-        set_phase(&h->phase[2], "all-gather in each host", (n - 1) / n * Lr, (n - 1) / n, Bi,
-                  b->n - 1, &b->intra);
+        set_phase(&h->phase[2], "all-gather in each host", (n - 1) / n * Lr, sp, (n - 1) / n,
+                  Bi, b->n - 1, &b->intra);
         cp_packing_free(&ipk);
     }
     unavailable(c, CP_ALG_HIER, b->H > 1 ? "hier is an AllReduce algorithm"
@@ -942,7 +978,7 @@ static int ps_alg(build *b)
     /* each socket sums n x (1/K) bytes per byte of gradient: K red / n GB/s */
     ps->available = 1;
     ps->nphases = 1;
-    set_phase(&ps->phase[0], "push, sum in host memory, pull", hop, 1.0,
+    set_phase(&ps->phase[0], "push, sum in host memory, pull", hop, 0, 1.0,
               pk.total < K * red / n ? pk.total : K * red / n, 2, &pk);
     if (K * red / n < pk.total)
         ps->phase[0].nbind = 0; /* the sockets' summation binds, not a link */
@@ -1067,18 +1103,41 @@ void cp_coll_free(cp_coll *c)
     c->ring_use = NULL;
 }
 
-double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes)
+const char *cp_proto_name(cp_proto p)
+{
+    return p == CP_PROTO_LL ? "LL" : "Simple";
+}
+
+double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, cp_proto p,
+                             double bytes)
 {
     const cp_alg_cost *a = &c->cost[op][alg];
-    double t = c->launch_us;
+    double t = c->launch_us, eff = p == CP_PROTO_LL ? CP_LL_EFF : 1;
     int k;
-    if (!a->available)
+    if (!a->available || (p == CP_PROTO_LL && !a->ll))
         return -1;
     for (k = 0; k < a->nphases; k++) {
         const cp_phase *ph = &a->phase[k];
-        t += ph->lat_us + ph->factor * bytes / (ph->bw_gbs * 1e3); /* GB/s -> bytes/us */
+        t += ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us : 0) +
+             ph->factor * bytes / (eff * ph->bw_gbs * 1e3); /* GB/s -> bytes/us */
     }
     return t;
+}
+
+double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes,
+                             cp_proto *proto)
+{
+    double s = cp_coll_proto_time_us(c, op, alg, CP_PROTO_SIMPLE, bytes);
+    double l = cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL, bytes);
+    int ll = l >= 0 && l < s; /* ties go to Simple: uncalibrated, LL never wins */
+    if (proto)
+        *proto = ll ? CP_PROTO_LL : CP_PROTO_SIMPLE;
+    return ll ? l : s;
+}
+
+double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes)
+{
+    return cp_coll_time_proto_us(c, op, alg, bytes, NULL);
 }
 
 cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *us)

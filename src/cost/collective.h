@@ -8,6 +8,11 @@
  *
  *     T(S) = launch + sum over phases ( lat_us + factor x S / bw )
  *
+ * once per NCCL protocol (docs/collectives.md eq. C11): Simple adds its
+ * per-step cost (simple_us) to every phase; LL adds none but carries four
+ * bytes of flag with every four of data, so it runs at half the bandwidth.
+ * An algorithm's time is that of the faster protocol, as NCCL's tuner picks.
+ *
  * where lat_us is the latency of the phase's steps (hardware latency of
  * every hop plus the calibrated software cost per step, docs/collectives.md
  * eq. C1-C8), factor is the bytes each channel carries per byte of buffer
@@ -37,12 +42,22 @@ typedef enum cp_coll_alg {
     CP_ALG_RING, CP_ALG_TREE, CP_ALG_NVLS, CP_ALG_HIER, CP_ALG_PS, CP_ALGS
 } cp_coll_alg;
 
+/* NCCL's protocols as the model knows them.  LL: 8-byte stores of 4 bytes of
+ * data and a 4-byte flag, no handshake per step.  Simple: full bandwidth, a
+ * handshake and a fence per step.  (LL128, NCCL 2.5 and later on NVLink, has
+ * no measured table here to calibrate it on.) */
+typedef enum cp_proto { CP_PROTO_LL, CP_PROTO_SIMPLE, CP_PROTOS } cp_proto;
+
+/* LL's payload per byte on the wire. */
+#define CP_LL_EFF 0.5
+
 /* Arcs a phase is limited by, most binding first (for --explain). */
 #define CP_COLL_MAX_BIND 6
 
 typedef struct cp_phase {
     const char *label;   /* "ring", "intra-host reduce-scatter", ... */
-    double lat_us;       /* latency of all its steps */
+    double lat_us;       /* latency of all its steps (under LL) */
+    double simple_us;    /* what Simple adds: steps x the slowest kind's simple_us */
     double factor;       /* bytes per channel per byte of buffer */
     double bw_gbs;       /* packed bandwidth of its channels */
     int steps;           /* algorithm steps (for the latency story) */
@@ -54,6 +69,8 @@ typedef struct cp_phase {
 
 typedef struct cp_alg_cost {
     int available;        /* 0 when this machine cannot run it */
+    int ll;               /* 1 when it may run LL (NCCL's ring and tree; not NVLS,
+                           * which is Simple only, nor the parameter server) */
     char why_not[160];    /* reason, when not available */
     int nphases;
     cp_phase phase[3];
@@ -91,8 +108,21 @@ int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e);
 
 void cp_coll_free(cp_coll *c);
 
-/* Predicted time in us of `op` on `bytes` with `alg`; a negative value when
+const char *cp_proto_name(cp_proto p);              /* "LL", "Simple" */
+
+/* Predicted time in us of `op` on `bytes` with `alg` and protocol `p`; a
+ * negative value when the algorithm is not available for this operation or
+ * cannot run that protocol. */
+double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, cp_proto p,
+                             double bytes);
+
+/* Predicted time in us of `op` on `bytes` with `alg` under the faster of its
+ * protocols (whose id goes to *proto when not NULL); a negative value when
  * the algorithm is not available for this operation. */
+double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes,
+                             cp_proto *proto);
+
+/* The same without the protocol. */
 double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes);
 
 /* The fastest available algorithm for `op` at `bytes` among those NCCL's

@@ -44,7 +44,7 @@ static const int link_kind_ids[] = {CP_NVLINK, CP_PCIE, CP_CXL, CP_SOCKET, CP_SO
                                     CP_NET};
 static const char *const calib_keys[] = {"launch_us", "nvlink", "pcie", "cxl", "socket", "net",
                                          NULL};
-static const char *const calib_kind_keys[] = {"bw_eff", "step_us", NULL};
+static const char *const calib_kind_keys[] = {"bw_eff", "step_us", "simple_us", NULL};
 
 /* A number that must be positive (or >= 0 with CP_NONNEG), at least `min` and
  * at most `max`.  *out is left untouched when the member is absent. */
@@ -235,7 +235,11 @@ static int read_calibration(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_c
                               &c->kind[k].bw_eff)) ||
             (rc = get_bounded(d, e, sub, where, "step_us", CP_NONNEG, 0, CP_MAX_STEP_US,
                               "a non-negative number (us per algorithm step)",
-                              &c->kind[k].step_us)))
+                              &c->kind[k].step_us)) ||
+            (rc = get_bounded(d, e, sub, where, "simple_us", CP_NONNEG, 0, CP_MAX_STEP_US,
+                              "a non-negative number (us per algorithm step of NCCL's "
+                              "Simple protocol)",
+                              &c->kind[k].simple_us)))
             return rc;
         if (c->kind[k].bw_eff > 1)
             return cp_jdoc_fail(d, e, sub, "bw_eff", where,

@@ -59,8 +59,9 @@ typedef struct cp_link {
 } cp_link;
 
 /* Per link-kind calibration from measured collectives (docs/calibration.md):
- * what fraction of the nominal bandwidth a collective achieves, and the
- * software latency each step across such a link adds. */
+ * what fraction of the nominal bandwidth a collective achieves, the software
+ * latency each step across such a link adds, and what NCCL's Simple protocol
+ * adds to a step on top of that (docs/collectives.md, "Protocols"). */
 /* Bounds a calibration must respect, shared by the loader and the fit: a
  * collective achieving under 0.1% of nominal bandwidth was fitted to the
  * wrong machine (the floor also keeps gbs x bw_eff, at least 1e-6 GB/s, far
@@ -71,6 +72,8 @@ typedef struct cp_link {
 typedef struct cp_calib_kind {
     double bw_eff;      /* achieved / nominal bandwidth, (0, 1]; 1 when uncalibrated */
     double step_us;     /* extra latency per algorithm step over this link kind, us */
+    double simple_us;   /* Simple protocol's further latency per step, us; 0 when
+                         * uncalibrated (then LL never wins: it has half the bandwidth) */
 } cp_calib_kind;
 
 typedef struct cp_calib {

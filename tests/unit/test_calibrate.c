@@ -60,10 +60,13 @@ static void test_parse_errors(void **state)
 }
 
 /* The table test_nvlink_square(25, 25) (1 us hops) would measure with
- * `bw_eff` and `step_us`: ring
- * B = 50 x bw_eff, L = 4 x (1 + step_us), T(S) = 1.5 L + 1.5 S / (B x 1e3),
+ * `bw_eff`, `step_us` and `simple_us`: ring AllReduce, 6 steps,
+ * B = 50 x bw_eff, L = 4 x (1 + step_us), and the faster protocol,
+ *   LL      T(S) = 1.5 L + 1.5 S / (0.5 x B x 1e3)
+ *   Simple  T(S) = 1.5 L + 6 x simple_us + 1.5 S / (B x 1e3),
  * for S = 8 B .. 1 GiB (28 rows). */
-static void square_table(cp_nccl_table *tab, double bw_eff, double step_us)
+static void square_table_proto(cp_nccl_table *tab, double bw_eff, double step_us,
+                               double simple_us)
 {
     int i;
     memset(tab, 0, sizeof *tab);
@@ -73,9 +76,43 @@ static void square_table(cp_nccl_table *tab, double bw_eff, double step_us)
     assert_non_null(tab->rows);
     for (i = 0; i < 28; i++) {
         tab->rows[i].bytes = 8.0 * (1 << i);
-        tab->rows[i].time_us = 1.5 * 4 * (1 + step_us) + 1.5 * tab->rows[i].bytes /
-                                                             (50 * bw_eff * 1e3);
+        double S = tab->rows[i].bytes, lat = 1.5 * 4 * (1 + step_us);
+        double ll = lat + 1.5 * S / (0.5 * 50 * bw_eff * 1e3);
+        double simple = lat + 6 * simple_us + 1.5 * S / (50 * bw_eff * 1e3);
+        tab->rows[i].time_us = ll < simple ? ll : simple;
     }
+}
+
+/* Without Simple's step cost LL never wins: T = 1.5 L + 1.5 S / (B x 1e3). */
+static void square_table(cp_nccl_table *tab, double bw_eff, double step_us)
+{
+    square_table_proto(tab, bw_eff, step_us, 0);
+}
+
+/* bw_eff 0.5, step_us 2, simple_us 3: LL 18 + 1.5 S / 12.5e3, Simple
+ * 36 + 1.5 S / 25e3, crossing at S = 300,000 B.  The latency rows (within
+ * 20% of 18 us, S <= 30,000 B) are LL's and the top six octaves (S >= 16
+ * MiB) Simple's, so the fit recovers all three. */
+static void test_fit_recovers_protocols(void **state)
+{
+    cp_topo *t = test_nvlink_square(25, 25);
+    cp_nccl_table tab;
+    cp_fit fit;
+    cp_err e;
+    int i;
+    (void)state;
+    square_table_proto(&tab, 0.5, 2, 3);
+    assert_int_equal(cp_calibrate(t, &tab, CP_OP_ALLREDUCE, CP_ALG_RING, &fit, &e), CP_OK);
+    assert_near(t->calib.kind[CP_NVLINK].bw_eff, 0.5, 1e-6);
+    assert_near(t->calib.kind[CP_NVLINK].step_us, 2.0, 1e-6);
+    assert_near(t->calib.kind[CP_NVLINK].simple_us, 3.0, 1e-6);
+    for (i = 0; i < 28; i++) {
+        assert_rel(fit.pred_us[i], tab.rows[i].time_us, 1e-6);
+        assert_int_equal(fit.proto[i], tab.rows[i].bytes < 3e5 ? CP_PROTO_LL : CP_PROTO_SIMPLE);
+    }
+    cp_fit_free(&fit);
+    free(tab.rows);
+    cp_topo_free(t);
 }
 
 /* bw_eff 0.5 and step_us 2: T = 18 + 1.5 S / 25e3; the fit recovers both. */
@@ -130,15 +167,17 @@ static void expect_shipped(const char *table, const char *topo, int hosts, cp_li
     cp_topo *t;
     cp_fit fit;
     cp_err e;
-    double eff, step;
+    double eff, step, simple;
     assert_int_equal(cp_nccl_load(table, &tab, &e), CP_OK);
     assert_int_equal(cp_topo_load_hosts(topo, hosts, &t, &e), CP_OK);
     eff = t->calib.kind[kind].bw_eff;
     step = t->calib.kind[kind].step_us;
+    simple = t->calib.kind[kind].simple_us;
     assert_int_equal(cp_calibrate(t, &tab, CP_OP_ALLREDUCE, CP_ALG_RING, &fit, &e), CP_OK);
     assert_int_equal(fit.bw_kind, kind);
     assert_near(t->calib.kind[kind].bw_eff, eff, 1e-3);
     assert_near(t->calib.kind[kind].step_us, step, 1e-2);
+    assert_near(t->calib.kind[kind].simple_us, simple, 1e-2);
     cp_fit_free(&fit);
     cp_topo_free(t);
     cp_nccl_free(&tab);
@@ -163,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_parse_reference_tables),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_fit_recovers_parameters),
+        cmocka_unit_test(test_fit_recovers_protocols),
         cmocka_unit_test(test_fit_refuses_out_of_range),
         cmocka_unit_test(test_shipped_calibration_current),
     };

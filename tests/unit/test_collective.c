@@ -239,7 +239,10 @@ static void test_dgx1_ring_packing(void **state)
 }
 
 /* Acceptance (issue 3): predictions with the shipped, calibrated topology
- * within 15% of the measured time at 64 MB and above, within 2x below. */
+ * within 15% of the measured time at 64 MB and above, within 2x below.
+ * With the two protocols modelled the fit does better, and this holds it
+ * there: within 10% at 64 MB and above, within 25% everywhere (the worst
+ * rows are the LL/Simple switch-over, 512 KB - 2 MB). */
 static void check_table(const char *table, const char *topo, int hosts)
 {
     cp_nccl_table tab;
@@ -254,17 +257,62 @@ static void check_table(const char *table, const char *topo, int hosts)
         double m = tab.rows[i].time_us;
         double p = cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, tab.rows[i].bytes);
         if (tab.rows[i].bytes >= 64.0 * 1048576) {
-            if (fabs(p - m) > 0.15 * m)
-                fail_msg("%s: %.0f B: predicted %.1f us, measured %.1f us (> 15%%)", table,
+            if (fabs(p - m) > 0.10 * m)
+                fail_msg("%s: %.0f B: predicted %.1f us, measured %.1f us (> 10%%)", table,
                          tab.rows[i].bytes, p, m);
-        } else if (p > 2 * m || m > 2 * p) {
-            fail_msg("%s: %.0f B: predicted %.1f us, measured %.1f us (> 2x)", table,
+        } else if (fabs(p - m) > 0.25 * m) {
+            fail_msg("%s: %.0f B: predicted %.1f us, measured %.1f us (> 25%%)", table,
                      tab.rows[i].bytes, p, m);
         }
     }
     cp_coll_free(&c);
     cp_topo_free(t);
     cp_nccl_free(&tab);
+}
+
+/* The square of test_ring_identical_links with NVLink step_us 2 and
+ * simple_us 3 (eq. C11).  Ring AllReduce, 4 GPUs, 6 steps:
+ *   L = 4 hops x (1 + 2) = 12 us, lat = 1.5 L = 18 us;
+ *   LL:     18 + 1.5 S / (0.5 x 50e3) = 18 + S / 16,667
+ *   Simple: 18 + 6 x 3 + 1.5 S / 50e3  = 36 + S / 33,333
+ * They cross where S / 33,333 = 18: S = 600,000 B.  Below, LL; above,
+ * Simple.  NVLS is Simple only, the parameter server has no protocol. */
+static void test_protocols(void **state)
+{
+    cp_topo *t = test_nvlink_square(25, 25);
+    cp_coll c;
+    cp_err e;
+    cp_proto p;
+    (void)state;
+    t->calib.kind[CP_NVLINK].step_us = 2;
+    t->calib.kind[CP_NVLINK].simple_us = 3;
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_near(c.cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0].simple_us, 18.0, 1e-9);
+    /* 300,000 B: LL 18 + 18 = 36, Simple 36 + 9 = 45 */
+    assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 3e5, &p), 36.0, 1e-9);
+    assert_int_equal(p, CP_PROTO_LL);
+    assert_near(cp_coll_proto_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, CP_PROTO_SIMPLE, 3e5),
+                45.0, 1e-9);
+    /* 1.2 MB: LL 18 + 72 = 90, Simple 36 + 36 = 72 */
+    assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 1.2e6, &p), 72.0, 1e-9);
+    assert_int_equal(p, CP_PROTO_SIMPLE);
+    /* 1e8 B, as in test_ring_identical_links: 36 + 3000 */
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, S), 3036.0, 1e-6);
+    /* ReduceScatter: 3 steps; 0.75 x 12 = 9, + 9 for Simple; LL at 6e5 B:
+     * 9 + 0.75 x 6e5 / 25e3 = 27, Simple 18 + 9 = 27: a tie goes to Simple */
+    assert_near(cp_coll_time_proto_us(&c, CP_OP_REDUCESCATTER, CP_ALG_RING, 6e5, &p), 27.0,
+                1e-9);
+    assert_int_equal(p, CP_PROTO_SIMPLE);
+    assert_true(cp_coll_proto_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_PS, CP_PROTO_LL, 1) < 0);
+    cp_coll_free(&c);
+    /* uncalibrated (simple_us 0): Simple always, the model of before */
+    t->calib.kind[CP_NVLINK].simple_us = 0;
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 8, &p),
+                18 + 1.5 * 8 / 50e3, 1e-9);
+    assert_int_equal(p, CP_PROTO_SIMPLE);
+    cp_coll_free(&c);
+    cp_topo_free(t);
 }
 
 static void test_reference_tables(void **state)
@@ -294,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_busbw_factors),
         cmocka_unit_test(test_launch_per_thread),
         cmocka_unit_test(test_dgx1_ring_packing),
+        cmocka_unit_test(test_protocols),
         cmocka_unit_test(test_reference_tables),
     };
     return cmocka_run_group_tests_name("collective", tests, NULL, NULL);

@@ -251,8 +251,11 @@ static void test_dgx1_ring_matches_shipped(void **state)
     s = 1073741824.0;
     busbw = s / (cp_coll_time_us(&ca, CP_OP_ALLREDUCE, CP_ALG_RING, s) * 1e3) *
             cp_coll_busbw_factor(CP_OP_ALLREDUCE, 8);
+    /* bandwidth term 1.75 x 2^30 B / (bw x 1e3) = 14,311 us at bw 131.3; the
+     * latency is at most launch 5 + 14 steps x (2 us of hops + Simple's
+     * 3.04 us): 76 us, so busbw >= 14311 / 14387 = 0.9947 of bw */
     assert_true(busbw <= bw);
-    assert_true(busbw >= 0.998 * bw);
+    assert_true(busbw >= 0.994 * bw);
     cp_coll_free(&ca);
     cp_coll_free(&cb);
     cp_topo_free(a);
