@@ -272,12 +272,13 @@ static void print_csv(const opts *o, const cp_predictor *pr, const cp_prediction
 static void print_timeline(const opts *o, const cp_prediction *res)
 {
     int k, i;
-    printf("strategy,bucket,tensors,bytes,ready_ms,start_ms,finish_ms,algorithm\n");
+    printf("strategy,bucket,tensors,bytes,ready_ms,start_ms,finish_ms,algorithm,protocol\n");
     for (k = 0; k < o->nlist; k++)
         for (i = 0; i < res[k].nruns; i++) {
             const cp_bucket_run *r = &res[k].runs[i];
-            printf("%s,%d,%d,%.0f,%.4f,%.4f,%.4f,%s\n", cp_strategy_name(res[k].strategy), i,
-                   r->ntensors, r->bytes, r->ready_ms, r->start_ms, r->finish_ms, r->how);
+            printf("%s,%d,%d,%.0f,%.4f,%.4f,%.4f,%s,%s\n", cp_strategy_name(res[k].strategy), i,
+                   r->ntensors, r->bytes, r->ready_ms, r->start_ms, r->finish_ms, r->how,
+                   r->proto ? r->proto : "-");
         }
 }
 

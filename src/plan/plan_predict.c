@@ -38,6 +38,7 @@ static int from_plan(const cp_plan *pl, int keep, cp_prediction *out, cp_err *e)
                 run->start_ms = r->start_ms;
                 run->finish_ms = r->finish_ms;
                 run->how = r->how;
+                run->proto = "-"; /* a plan's routes mix NCCL calls and proxies */
             }
         }
     }

@@ -176,11 +176,13 @@ static cp_coll_alg strategy_alg(cp_strategy s)
 }
 
 double cp_strategy_coll_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, double bytes,
-                           cp_coll_alg *alg)
+                           cp_coll_alg *alg, const char **proto)
 {
     double us = -1;
     int a;
+    cp_proto pr;
     *alg = CP_ALGS;
+    *proto = "-";
     if (p->topo->ngpus <= 1)
         return 0;
     switch (s) {
@@ -200,15 +202,20 @@ double cp_strategy_coll_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, 
         us = cp_coll_time_us(&p->coll, op, *alg, bytes);
         break;
     }
+    if (us >= 0 && *alg != CP_ALGS && *alg != CP_ALG_PS) {
+        cp_coll_time_proto_us(&p->coll, op, *alg, bytes, &pr);
+        *proto = cp_proto_name(pr);
+    }
     return us < 0 ? -1 : us / 1e3;
 }
 
 /* Time in ms of one AllReduce bucket under strategy s; negative when
- * unavailable.  *how names the algorithm. */
-static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, const char **how)
+ * unavailable.  *how names the algorithm and *proto its protocol. */
+static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, const char **how,
+                        const char **proto)
 {
     cp_coll_alg alg;
-    double ms = cp_strategy_coll_ms(p, s, CP_OP_ALLREDUCE, bytes, &alg);
+    double ms = cp_strategy_coll_ms(p, s, CP_OP_ALLREDUCE, bytes, &alg, proto);
     *how = alg == CP_ALGS ? "none" : cp_coll_alg_name(alg);
     return ms;
 }
@@ -226,7 +233,7 @@ static void why_not(const cp_predictor *p, cp_strategy s, cp_prediction *out)
 }
 
 static int add_run(cp_prediction *out, int cap, double bytes, int nt, double ready,
-                   double start, double finish, const char *how)
+                   double start, double finish, const char *how, const char *proto)
 {
     cp_bucket_run *r;
     if (!out->runs)
@@ -240,6 +247,7 @@ static int add_run(cp_prediction *out, int cap, double bytes, int nt, double rea
     r->start_ms = start;
     r->finish_ms = finish;
     r->how = how;
+    r->proto = proto;
     return 0;
 }
 
@@ -258,8 +266,8 @@ static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *
     }
     *finish = 0;
     for (i = 0; i < bk.n; i++) {
-        const char *how = "none";
-        double d = bucket_ms(p, s, bk.b[i].bytes, &how), start;
+        const char *how = "none", *proto = "-";
+        double d = bucket_ms(p, s, bk.b[i].bytes, &how, &proto), start;
         if (d < 0) {
             cp_buckets_free(&bk);
             return 1; /* unavailable */
@@ -268,7 +276,7 @@ static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *
         *finish = start + d;
         out->comm_ms += d;
         add_run(out, bk.n + 1, bk.b[i].bytes, bk.b[i].count, bk.b[i].ready_ms, start, *finish,
-                how);
+                how, proto);
     }
     cp_buckets_free(&bk);
     return CP_OK;
@@ -334,7 +342,7 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
         while (next < nt && ready[idx[next]] <= tick) {
             double bytes = 0, d, rmax = 0;
             int count = 0;
-            const char *how = "none";
+            const char *how = "none", *proto = "-";
             while (next < nt && ready[idx[next]] <= tick &&
                    (count == 0 || bytes + (double)m->tensors[idx[next]].numel * p->elem_bytes <= fuse)) {
                 bytes += (double)m->tensors[idx[next]].numel * p->elem_bytes;
@@ -343,7 +351,7 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
                 count++;
                 next++;
             }
-            d = bucket_ms(p, s, bytes, &how);
+            d = bucket_ms(p, s, bytes, &how, &proto);
             if (d < 0) {
                 free(idx);
                 free(ready);
@@ -352,7 +360,7 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
             d += fusion_copy_ms(p, bytes, count);
             if (end < tick)
                 end = tick;
-            add_run(out, nt + 1, bytes, count, rmax, end, end + d, how);
+            add_run(out, nt + 1, bytes, count, rmax, end, end + d, how, proto);
             /* a gradient waiting for the cycle is Horovod's coordination:
              * counted as communication, so that exposed <= comm holds */
             out->comm_ms += d + (end - rmax);

@@ -64,6 +64,7 @@ typedef struct cp_bucket_run {
     int ntensors;
     double ready_ms, start_ms, finish_ms;
     const char *how;         /* algorithm or route used ("ring", "nvls", "ps", ...) */
+    const char *proto;       /* NCCL protocol ("LL", "Simple"), "-" when not an NCCL call */
 } cp_bucket_run;
 
 typedef struct cp_prediction {
@@ -115,9 +116,10 @@ void cp_predictor_free(cp_predictor *p);
 /* Time in ms of one collective `op` of `bytes` (the whole buffer) under
  * strategy s: its algorithm (ring, tree, hier, ps), what NCCL would pick
  * (auto), or the fastest (best); negative when s cannot run it here.  *alg
- * is the algorithm used, CP_ALGS when none was needed (one GPU). */
+ * is the algorithm used, CP_ALGS when none was needed (one GPU); *proto
+ * names its protocol for the timeline ("-" when not NCCL's). */
 double cp_strategy_coll_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, double bytes,
-                           cp_coll_alg *alg);
+                           cp_coll_alg *alg, const char **proto);
 
 /* Predict one strategy.  An unavailable strategy (no memory devices for
  * proxy, no reducing CPU for ps) returns CP_OK with out->available 0 and the

@@ -29,10 +29,11 @@ static double issue_n(const cp_predictor *p, cp_strategy s, cp_coll_op op, doubl
                       int cap)
 {
     cp_coll_alg alg;
+    const char *proto;
     double d, start = at > *stream ? at : *stream;
     if (bytes <= 0 || times <= 0) /* a layer without parameters: nothing to move */
         return at;
-    if ((d = cp_strategy_coll_ms(p, s, op, bytes, &alg)) < 0)
+    if ((d = cp_strategy_coll_ms(p, s, op, bytes, &alg, &proto)) < 0)
         return -1;
     d *= times;
     bytes *= times;
@@ -46,6 +47,7 @@ static double issue_n(const cp_predictor *p, cp_strategy s, cp_coll_op op, doubl
         r->start_ms = start;
         r->finish_ms = *stream;
         r->how = alg == CP_ALGS ? "none" : how_names[op == CP_OP_REDUCESCATTER][alg];
+        r->proto = proto;
     }
     return *stream;
 }

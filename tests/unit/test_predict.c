@@ -168,6 +168,40 @@ static void test_timeline_by_hand(void **state)
     square_close(&c);
 }
 
+/* The same machine and model with NVLink's Simple protocol costing 40 us a
+ * step (eq. C11; 6 steps): LL 6 + 1.5 S / 25e3 us, Simple 246 + 1.5 S / 50e3,
+ * equal at S = 8,000,000 B.
+ *   bucket 0, 4 MiB, LL:      6 + 1.5 x 4194304 / 25000 = 257.65824 us,
+ *     finish 15.25765824 ms (Simple would take 371.8 us)
+ *   bucket 1, 12 MiB, Simple: 246 + 1.5 x 12582912 / 50000 = 623.48736 us,
+ *     finish 30.62348736 ms (LL would take 761.0 us) */
+static void test_protocols_by_hand(void **state)
+{
+    static const int64_t numel[] = {3 * MIB, MIB};
+    cp_predict_opts o;
+    cp_model *m = make_model(numel, NULL, 2);
+    cp_topo *t = test_nvlink_square(25, 25);
+    cp_predictor pr;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 30;
+    t->calib.kind[CP_NVLINK].simple_us = 40;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_int_equal(p.nruns, 2);
+    assert_near(p.runs[0].finish_ms, 15.25765824, 1e-9);
+    assert_string_equal(p.runs[0].proto, "LL");
+    assert_near(p.runs[1].finish_ms, 30.62348736, 1e-9);
+    assert_string_equal(p.runs[1].proto, "Simple");
+    assert_near(p.iteration_ms, 30.62348736, 1e-9);
+    cp_prediction_free(&p);
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
 /* The same machine and model with GPU memory of 100 GB/s (eq. P7): a copy
  * costs 2 bytes of traffic per byte, 2 / 100e6 ms per byte.
  *   copy in:  layer 1 4194304 B -> 0.08388608 ms, layer 0 12582912 B -> 0.25165824 ms
@@ -577,7 +611,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compute_split),   cmocka_unit_test(test_ddp_buckets),
-        cmocka_unit_test(test_timeline_by_hand), cmocka_unit_test(test_invariants),
+        cmocka_unit_test(test_timeline_by_hand),
+        cmocka_unit_test(test_protocols_by_hand), cmocka_unit_test(test_invariants),
         cmocka_unit_test(test_one_gpu),         cmocka_unit_test(test_resnet50_dgx1),
         cmocka_unit_test(test_horovod_fusion),  cmocka_unit_test(test_copies_by_hand),
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
