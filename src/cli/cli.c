@@ -59,6 +59,19 @@ int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out)
     return cli_usage(cmd, "--framework: expected ddp, horovod, zero2 or fsdp, got '%s'", arg);
 }
 
+/* --fsdp-wrap layer|block|MB: the FSDP unit policy (cp_predict_opts). */
+static int cli_parse_wrap(const char *cmd, const char *arg, double *out)
+{
+    if (strcmp(arg, "layer") == 0)
+        *out = CP_WRAP_LAYER;
+    else if (strcmp(arg, "block") == 0)
+        *out = CP_WRAP_BLOCK;
+    else if (cp_parse_double(arg, out) || !(*out > 0) || *out > 1e6)
+        return cli_usage(cmd, "--fsdp-wrap: expected layer, block or a size in MiB in "
+                              "(0, 1e6], got '%s'", arg);
+    return CP_OK;
+}
+
 int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p)
 {
     switch (c) {
@@ -66,12 +79,15 @@ int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p
     case CLI_OPT_VIEW: p->bucket_view = 1; return CP_OK;
     case CLI_OPT_JITTER: return cli_parse_positive(cmd, "--jitter", arg, 1, &p->jitter);
     case CLI_OPT_FW: return cli_parse_framework(cmd, arg, &p->framework);
+    case CLI_OPT_WRAP: return cli_parse_wrap(cmd, arg, &p->fsdp_wrap_mb);
     default: return -1;
     }
 }
 
 int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
 {
+    if (p->fsdp_wrap_mb != 0 && p->framework != CP_FW_FSDP)
+        return cli_usage(cmd, "--fsdp-wrap is for --framework fsdp");
     if (p->framework != CP_FW_ZERO2 && p->framework != CP_FW_FSDP)
         return CP_OK;
     if (p->accum_steps > 1) /* both synchronise every micro-batch */

@@ -52,7 +52,16 @@ typedef struct cp_predict_opts {
                                 all-reduce; 0 (PyTorch's default) */
     double jitter;           /* coefficient of variation of one GPU's compute time from
                                 step to step (stragglers, eq. P9); 0 */
+    double fsdp_wrap_mb;     /* FSDP units (eq. Z2): 0 (default) or CP_WRAP_BLOCK one per
+                                block, as transformer_auto_wrap_policy; CP_WRAP_LAYER one
+                                per model layer; > 0 consecutive layers until this many
+                                MiB, as size_based_auto_wrap_policy */
 } cp_predict_opts;
+
+/* fsdp_wrap_mb policies that are not sizes (0, the default, is a block a
+ * unit too; CP_WRAP_BLOCK says it was asked for). */
+#define CP_WRAP_LAYER (-1.0)
+#define CP_WRAP_BLOCK (-2.0)
 
 /* Defaults: DDP, 25 MiB buckets, 1 MiB first bucket, Horovod 64 MiB / 5 ms,
  * no gradient accumulation, gradients copied into and out of DDP buckets. */

@@ -98,66 +98,191 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
     return CP_OK;
 }
 
-/* Eq. Z2, FSDP FULL_SHARD, one layer a unit: forward gathers each layer's
- * parameters before it runs, the next one while it runs (at most two
- * gathered: the gather of l waits for layer l-2 to be freed); backward
- * gathers again one layer ahead and reduce-scatters each layer's gradients
- * when its backward ends.  *end: the iteration without the optimizer. */
-static int run_fsdp(const cp_predictor *p, cp_strategy s, int keep, cp_prediction *out,
-                    double *end, cp_err *e)
+/* Length of the block prefix of a module name: up to and including its
+ * first all-digit component ("encoder.layer.3.attention" -> "encoder.layer.3",
+ * "h.0.mlp" -> "h.0"), the module transformer_auto_wrap_policy would wrap;
+ * 0 when the name has none (embeddings, heads: the root unit). */
+static size_t block_prefix(const char *name)
+{
+    const char *c = name;
+    while (*c) {
+        const char *end = strchr(c, '.');
+        size_t len = end ? (size_t)(end - c) : strlen(c);
+        size_t k = 0;
+        while (k < len && c[k] >= '0' && c[k] <= '9')
+            k++;
+        if (len > 0 && k == len)
+            return (size_t)(c - name) + len;
+        if (!end)
+            break;
+        c = end + 1;
+    }
+    return 0;
+}
+
+/* FSDP units (eq. Z2): unit[l] for every layer, -1 for the root unit (no
+ * block).  Units are runs of consecutive layers, numbered in forward order;
+ * returns their count.  Policies (o->fsdp_wrap_mb): CP_WRAP_LAYER every
+ * layer a unit; 0 or CP_WRAP_BLOCK one unit per block (block_prefix), the
+ * rest in the root; > 0 layers grouped in forward order until a group holds
+ * that many MiB. */
+static int fsdp_units(const cp_model *m, const double *bytes, double wrap_mb, int *unit)
+{
+    int l, U = 0;
+    double acc = 0;
+    const char *prev = NULL;
+    size_t plen = 0;
+    for (l = 0; l < m->nlayers; l++) {
+        const char *nm = m->layers[l].name;
+        if (wrap_mb == CP_WRAP_LAYER) {
+            unit[l] = U++;
+        } else if (wrap_mb > 0) {
+            if (l == 0 || acc >= wrap_mb * MIB) {
+                U += l > 0;
+                acc = 0;
+            }
+            unit[l] = U;
+            acc += bytes[l];
+        } else { /* 0 or CP_WRAP_BLOCK */
+            size_t len = block_prefix(nm);
+            if (len == 0) {
+                unit[l] = -1;
+                continue;
+            }
+            if (!prev || len != plen || strncmp(nm, prev, len) != 0)
+                U++;
+            prev = nm;
+            plen = len;
+            unit[l] = U - 1;
+        }
+    }
+    return wrap_mb > 0 ? (m->nlayers > 0 ? U + 1 : 0) : U;
+}
+
+/* Scratch of run_fsdp: per layer, and per unit (ub, unt: bytes and tensors;
+ * fend: end of its forward; bstart, bend: start and end of its backward). */
+typedef struct fsdp_state {
+    double *lbytes;
+    int *lnt, *unit;
+    double *ub, *fend, *bstart, *bend;
+    int *unt;
+} fsdp_state;
+
+static void fsdp_free(fsdp_state *f)
+{
+    free(f->lbytes);
+    free(f->lnt);
+    free(f->unit);
+    free(f->ub);
+    free(f->fend);
+    free(f->bstart);
+    free(f->bend);
+    free(f->unt);
+}
+
+static int fsdp_alloc(fsdp_state *f, int L)
+{
+    size_t n = (size_t)L + 1;
+    memset(f, 0, sizeof *f);
+    f->lbytes = calloc(n, sizeof *f->lbytes);
+    f->lnt = calloc(n, sizeof *f->lnt);
+    f->unit = calloc(n, sizeof *f->unit);
+    f->ub = calloc(n, sizeof *f->ub);
+    f->fend = calloc(n, sizeof *f->fend);
+    f->bstart = calloc(n, sizeof *f->bstart);
+    f->bend = calloc(n, sizeof *f->bend);
+    f->unt = calloc(n, sizeof *f->unt);
+    return f->lbytes && f->lnt && f->unit && f->ub && f->fend && f->bstart && f->bend && f->unt;
+}
+
+/* Eq. Z2, FSDP FULL_SHARD over the wrap policy's units: the root unit (if
+ * any) is gathered first and kept until backward ends (FSDP does not
+ * reshard the root after forward); forward gathers each unit before its
+ * first layer runs, the next one while it runs (at most two gathered: the
+ * gather of u waits for unit u-2 to be freed); backward gathers again one
+ * unit ahead and reduce-scatters each unit's gradients when its backward
+ * ends, the root's last.  *end: the iteration without the optimizer. */
+static int run_fsdp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o, int keep,
+                    cp_prediction *out, double *end, cp_err *e)
 {
     const cp_model *m = p->model;
     const cp_compute *c = &p->comp;
-    int L = m->nlayers, l, k, n = 3 * L + 1;
-    double *bytes = calloc((size_t)L + 1, sizeof *bytes);
-    double *fend = calloc((size_t)L + 1, sizeof *fend), *bend = calloc((size_t)L + 1, sizeof *bend);
-    int *nt = calloc((size_t)L + 1, sizeof *nt);
-    double stream = 0, t, g, fwd_end;
-    int rc = CP_OK;
-    if (!bytes || !fend || !bend || !nt ||
-        (keep && !(out->runs = calloc((size_t)n, sizeof *out->runs)))) {
-        rc = cp_fail(e, CP_EINTERNAL, "out of memory");
-        goto done;
+    int L = m->nlayers, l, k, U, u, n = 3 * L + 4, rc = CP_OK;
+    double stream = 0, t, g = 0, groot, rootb = 0, fwd_end;
+    int rootnt = 0, cur = -2;
+    fsdp_state f;
+    if (!fsdp_alloc(&f, L) || (keep && !(out->runs = calloc((size_t)n, sizeof *out->runs)))) {
+        fsdp_free(&f);
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
     for (k = 0; k < m->ntensors; k++) {
-        bytes[m->tensors[k].layer] += (double)m->tensors[k].numel * p->elem_bytes;
-        nt[m->tensors[k].layer]++;
+        f.lbytes[m->tensors[k].layer] += (double)m->tensors[k].numel * p->elem_bytes;
+        f.lnt[m->tensors[k].layer]++;
     }
-    t = c->lead_ms; /* forward */
+    U = fsdp_units(m, f.lbytes, o->fsdp_wrap_mb, f.unit);
     for (l = 0; l < L; l++) {
-        double limit = l >= 2 ? fend[l - 2] : c->lead_ms;
-        if ((g = issue(p, s, CP_OP_ALLGATHER, bytes[l], nt[l], limit, &stream, out, n)) < 0)
-            goto unavailable;
-        t = (t > g ? t : g) + c->fwd_ms[l];
-        fend[l] = t;
+        if (f.unit[l] < 0) {
+            rootb += f.lbytes[l];
+            rootnt += f.lnt[l];
+        } else {
+            f.ub[f.unit[l]] += f.lbytes[l];
+            f.unt[f.unit[l]] += f.lnt[l];
+        }
     }
-    /* backward: the gather of l is issued when layer l + 1's backward
-     * starts (BACKWARD_PRE) and layer l + 2 is freed, the reduce-scatter of
-     * l when its backward ends */
+    /* forward */
+    t = c->lead_ms;
+    if ((groot = issue(p, s, CP_OP_ALLGATHER, rootb, rootnt, t, &stream, out, n)) < 0)
+        goto unavailable;
+    for (l = 0; l < L; l++) {
+        u = f.unit[l];
+        if (u >= 0 && u != cur) {
+            double limit = u >= 2 ? f.fend[u - 2] : c->lead_ms;
+            if ((g = issue(p, s, CP_OP_ALLGATHER, f.ub[u], f.unt[u], limit, &stream, out, n)) < 0)
+                goto unavailable;
+            cur = u;
+        }
+        if (u < 0 ? groot > t : g > t)
+            t = u < 0 ? groot : g;
+        t += c->fwd_ms[l];
+        if (u >= 0)
+            f.fend[u] = t;
+    }
+    /* backward, from the last layer: the gather of u is issued when unit
+     * u + 1's backward starts (BACKWARD_PRE) and unit u + 2 is freed, the
+     * reduce-scatter of u + 1 when its backward ends */
     fwd_end = t;
+    cur = -2;
     for (l = L - 1; l >= 0; l--) {
-        double limit = l + 2 < L ? bend[l + 2] : fwd_end;
-        double at = l + 1 < L ? bend[l + 1] - c->bwd_ms[l + 1] : fwd_end;
-        if ((g = issue(p, s, CP_OP_ALLGATHER, bytes[l], nt[l], at > limit ? at : limit, &stream,
-                       out, n)) < 0)
-            goto unavailable;
-        if (l + 1 < L && issue(p, s, CP_OP_REDUCESCATTER, bytes[l + 1], nt[l + 1], bend[l + 1],
-                               &stream, out, n) < 0)
-            goto unavailable;
-        t = (t > g ? t : g) + c->bwd_ms[l];
-        bend[l] = t;
+        u = f.unit[l];
+        if (u >= 0 && u != cur) {
+            double limit = u + 2 < U ? f.bend[u + 2] : fwd_end;
+            double at = u + 1 < U ? f.bstart[u + 1] : fwd_end;
+            if ((g = issue(p, s, CP_OP_ALLGATHER, f.ub[u], f.unt[u], at > limit ? at : limit,
+                           &stream, out, n)) < 0)
+                goto unavailable;
+            if (u + 1 < U && issue(p, s, CP_OP_REDUCESCATTER, f.ub[u + 1], f.unt[u + 1],
+                                   f.bend[u + 1], &stream, out, n) < 0)
+                goto unavailable;
+            if (g > t)
+                t = g;
+            f.bstart[u] = t;
+            cur = u;
+        }
+        t += c->bwd_ms[l];
+        if (u >= 0)
+            f.bend[u] = t;
     }
-    if (L > 0 && issue(p, s, CP_OP_REDUCESCATTER, bytes[0], nt[0], bend[0], &stream, out, n) < 0)
+    if (U > 0 && issue(p, s, CP_OP_REDUCESCATTER, f.ub[0], f.unt[0], f.bend[0], &stream, out,
+                       n) < 0)
+        goto unavailable;
+    if (issue(p, s, CP_OP_REDUCESCATTER, rootb, rootnt, t, &stream, out, n) < 0)
         goto unavailable;
     *end = t > stream ? t : stream;
     goto done;
 unavailable:
     rc = 1;
 done:
-    free(bytes);
-    free(fend);
-    free(bend);
-    free(nt);
+    fsdp_free(&f);
     return rc;
 }
 
@@ -170,7 +295,7 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
     out->strategy = s;
     /* each GPU steps the optimizer on its 1/N shard */
     out->compute_ms = p->comp.lead_ms + p->comp.fwd_total + p->comp.bwd_total + opt;
-    rc = o->framework == CP_FW_FSDP ? run_fsdp(p, s, keep_runs, out, &end, e)
+    rc = o->framework == CP_FW_FSDP ? run_fsdp(p, s, o, keep_runs, out, &end, e)
                                      : run_zero2(p, s, o, keep_runs, out, &end, e);
     if (rc == 1) {
         cp_prediction_free(out);

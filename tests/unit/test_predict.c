@@ -323,6 +323,7 @@ static void test_fsdp_by_hand(void **state)
     cp_predict_opts_default(&o);
     o.compute_ms = 34;
     o.framework = CP_FW_FSDP;
+    o.fsdp_wrap_mb = CP_WRAP_LAYER;
     square_open_with(&c, &o, 0, 4);
     assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
     assert_true(p.available);
@@ -338,6 +339,76 @@ static void test_fsdp_by_hand(void **state)
     assert_near(p.comm_ms, 0.77297472, 1e-9);
     cp_prediction_free(&p);
     square_close(&c);
+}
+
+/* FSDP wrap policies on the square (AllGather and ReduceScatter of S bytes:
+ * 3 + 0.75 S / 50e3 us: 4 MiB 0.06591456 ms, 12 MiB 0.19174368 ms).  Layers
+ * "emb" 4 MiB, "blk.0.attn" 8 MiB, "blk.0.mlp" 4 MiB, "blk.1" 4 MiB; 30 ms
+ * by parameters: forward 2, 4, 2, 2, backward 4, 8, 4, 4.
+ * Block policy: root {emb} 4 MiB, unit 0 {blk.0.*} 12 MiB, unit 1 {blk.1}.
+ *   forward:  AG root [0, .06591456]; emb -> 2.06591456; AG u0 [.06591456,
+ *             .25765824]; blk.0 -> 8.06591456; AG u1 [.25765824, .3235728];
+ *             blk.1 -> 10.06591456
+ *   backward: AG u1 [10.06591456, 10.13182912]; blk.1 10.13182912 ->
+ *             14.13182912; AG u0 issued as it starts [10.13182912,
+ *             10.3235728]; RS u1 [14.13182912, 14.19774368]; blk.0 ->
+ *             26.13182912; emb (root kept) -> 30.13182912; RS u0
+ *             [26.13182912, 26.3235728]; RS root [30.13182912, 30.19774368]
+ *   iteration 30.19774368; comm 5 x .06591456 + 3 x .19174368 = .90480384.
+ * Size policy, 10 MiB: {emb, blk.0.attn} 12 MiB (4 < 10, then 12 >= 10),
+ * {blk.0.mlp, blk.1} 8 MiB: two units, six operations. */
+static void test_fsdp_wrap_by_hand(void **state)
+{
+    static const int64_t numel[] = {MIB, 2 * MIB, MIB, MIB};
+    static const char *const names[] = {"emb", "blk.0.attn", "blk.0.mlp", "blk.1"};
+    static const double run_mib[] = {4, 12, 4, 4, 12, 4, 12, 4};
+    cp_model *m = calloc(1, sizeof *m);
+    cp_topo *t = test_nvlink_square(25, 25);
+    cp_predict_opts o;
+    cp_predictor pr;
+    cp_prediction p;
+    cp_err e;
+    int i;
+    (void)state;
+    m->name = strdup("wrap");
+    m->dtype = CP_FP32;
+    m->ntensors = m->nlayers = 4;
+    m->tensors = calloc(4, sizeof *m->tensors);
+    m->layers = calloc(4, sizeof *m->layers);
+    for (i = 0; i < 4; i++) {
+        m->tensors[i].name = strdup(names[i]);
+        m->tensors[i].numel = numel[i];
+        m->tensors[i].layer = i;
+        m->layers[i].name = strdup(names[i]);
+        m->layers[i].fwd_ms = m->layers[i].bwd_ms = -1;
+    }
+    m->split = CP_SPLIT_PARAMS;
+    assert_int_equal(cp_model_finish(m, &e), CP_OK);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 30;
+    o.framework = CP_FW_FSDP; /* default wrap: blocks */
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_int_equal(p.nruns, 8);
+    for (i = 0; i < 8; i++)
+        assert_near(p.runs[i].bytes, run_mib[i] * MIB, 0);
+    assert_string_equal(p.runs[5].how, "reducescatter/ring");
+    assert_near(p.runs[4].start_ms, 10.13182912, 1e-9);
+    assert_near(p.runs[5].start_ms, 14.13182912, 1e-9);
+    assert_near(p.runs[6].finish_ms, 26.3235728, 1e-9);
+    assert_near(p.runs[7].start_ms, 30.13182912, 1e-9);
+    assert_near(p.iteration_ms, 30.19774368, 1e-9);
+    assert_near(p.comm_ms, 0.90480384, 1e-9);
+    cp_prediction_free(&p);
+    o.fsdp_wrap_mb = 10;
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_int_equal(p.nruns, 6);
+    assert_near(p.runs[0].bytes, 12 * MIB, 0);
+    assert_near(p.runs[1].bytes, 8 * MIB, 0);
+    cp_prediction_free(&p);
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
 }
 
 /* What-if (predict --what-if): the timeline square with NVLink twice as
@@ -616,7 +687,8 @@ int main(void)
         cmocka_unit_test(test_one_gpu),         cmocka_unit_test(test_resnet50_dgx1),
         cmocka_unit_test(test_horovod_fusion),  cmocka_unit_test(test_copies_by_hand),
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
-        cmocka_unit_test(test_fsdp_by_hand),    cmocka_unit_test(test_compute_estimate_by_hand),
+        cmocka_unit_test(test_fsdp_by_hand),
+        cmocka_unit_test(test_fsdp_wrap_by_hand),    cmocka_unit_test(test_compute_estimate_by_hand),
         cmocka_unit_test(test_scale_kind_by_hand), cmocka_unit_test(test_stragglers_by_hand),
     };
     return cmocka_run_group_tests_name("predict", tests, NULL, NULL);
