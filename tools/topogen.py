@@ -89,12 +89,36 @@ CAL_NVLINK = {"bw_eff": 0.8751, "step_us": 0, "simple_us": 3.04}
 CAL_AWS_NET = {"bw_eff": 0.6766, "step_us": 12.953, "simple_us": 31.495}
 
 
-def calibration_for(name):
+# The V100 fit carried to later NVLink generations, capped at the fraction of
+# nominal NCCL itself credits them with (NVIDIA/nccl src/graph/topo.h:
+# SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6 GB/s of 25 nominal): the V100
+# table's 0.875 would put a DGX A100 ring at 262 GB/s of bus bandwidth and an
+# H100 ring at 394, above the 371-377 GB/s an H100 moves one way over all its
+# NVLinks (../shared/data/README.md).  V100 and P100 keep the fit.
+NVLINK_NCCL_EFF = {"A100": 20.0 / 25, "H100": 20.6 / 25}
+
+
+def nvlink_generation(nodes):
+    """A100 or H100 when the machine's GPUs are of one of those, else None."""
+    for n in nodes:
+        for gen in NVLINK_NCCL_EFF:
+            if n["kind"] == "gpu" and gen in n.get("model", ""):
+                return gen
+    return None
+
+
+def calibration_for(name, gen=None):
+    nv = dict(CAL_NVLINK)
+    capped = gen is not None and NVLINK_NCCL_EFF[gen] < nv["bw_eff"]
+    if capped:
+        nv["bw_eff"] = round(NVLINK_NCCL_EFF[gen], 4)
     c = {"note": "launch: CUDA kernel launch (5 us); nvlink: fitted to the V100 nccl-tests "
-                 "table" + ("; net: fitted to the p3dn EFA table" if aws_network(name) else
-                            "; network uncalibrated (no InfiniBand measurement)") +
+                 "table" + (", bw_eff capped at NCCL's own %s figure (%.1f of 25 GB/s)"
+                            % (gen, NVLINK_NCCL_EFF[gen] * 25) if capped else "") +
+                 ("; net: fitted to the p3dn EFA table" if aws_network(name) else
+                  "; network uncalibrated (no InfiniBand measurement)") +
                  " (docs/calibration.md)",
-         "launch_us": CAL_LAUNCH_US, "nvlink": dict(CAL_NVLINK)}
+         "launch_us": CAL_LAUNCH_US, "nvlink": nv}
     if aws_network(name):
         c["net"] = dict(CAL_AWS_NET)
     return c
@@ -181,7 +205,7 @@ class Topo:
         out += ['  ],', '  "links": [']
         out += ['    ' + js(l) + (',' if i + 1 < len(self.links) else '')
                 for i, l in enumerate(self.links)]
-        out += ['  ],', '  "calibration": %s' % js(calibration_for(self.name)), '}']
+        out += ['  ],', '  "calibration": %s' % js(calibration_for(self.name, nvlink_generation(self.nodes))), '}']
         return '\n'.join(out) + '\n'
 
 

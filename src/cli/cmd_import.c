@@ -26,7 +26,7 @@
 
 static const char help[] =
     "usage: coarse-plan import nccl-topo FILE.xml [-o OUT.json] [--name NAME]\n"
-    "                          [--net-gbs X] [--net-latency-us Y]\n"
+    "                          [--net-gbs X] [--net-latency-us Y] [--no-fabric]\n"
     "\n"
     "Convert NCCL's topology XML (an NCCL_TOPO_FILE hint or an NCCL_TOPO_DUMP_FILE\n"
     "dump) into coarse-plan topology JSON: CPUs, PCIe switches, GPUs, NICs and\n"
@@ -39,6 +39,9 @@ static const char help[] =
     "      --name NAME        topology name (default: the file's base name)\n"
     "      --net-gbs X        NIC speed when the file gives none, GB/s (default 12.5)\n"
     "      --net-latency-us Y NIC-to-NIC latency when the file gives none (default 1.5)\n"
+    "      --no-fabric        a hint file without NVLink whose GPUs are eight A100-SXM4\n"
+    "                         or H100-SXM5 gets its HGX board's NVSwitch fabric (NCCL\n"
+    "                         finds it through the driver); this keeps PCIe only\n"
     "      --calibration TOPO copy the calibration block of this topology JSON (e.g. a\n"
     "                         shipped one of the same GPU generation); without it the\n"
     "                         result is uncalibrated (docs/calibration.md)\n"
@@ -98,7 +101,7 @@ static const char smi_help[] =
     "                         shipped one of the same GPU generation); without it the\n"
     "                         result is uncalibrated (docs/calibration.md)\n";
 
-enum { OPT_NAME = 256, OPT_NETGBS, OPT_NETLAT, OPT_CALIB, OPT_GPU, OPT_NVGBS, OPT_PCIEGBS,
+enum { OPT_NAME = 256, OPT_NOFABRIC, OPT_NETGBS, OPT_NETLAT, OPT_CALIB, OPT_GPU, OPT_NVGBS, OPT_PCIEGBS,
        OPT_SEQ, OPT_BATCH, OPT_DTYPE, OPT_ARCH };
 
 /* Copy the "calibration" object of another topology file into root. */
@@ -350,6 +353,7 @@ int cmd_import(int argc, char **argv)
         {"net-gbs", required_argument, NULL, OPT_NETGBS},
         {"net-latency-us", required_argument, NULL, OPT_NETLAT},
         {"calibration", required_argument, NULL, OPT_CALIB},
+        {"no-fabric", no_argument, NULL, OPT_NOFABRIC},
         {"help", no_argument, NULL, 'h'},           {0, 0, 0, 0}};
     cp_import_opts o;
     const char *out = "-", *calib = NULL;
@@ -369,6 +373,7 @@ int cmd_import(int argc, char **argv)
         case 'o': out = optarg; break;
         case OPT_NAME: o.name = optarg; break;
         case OPT_CALIB: calib = optarg; break;
+        case OPT_NOFABRIC: o.no_fabric = 1; break;
         case OPT_NETGBS: rc = cli_parse_positive("import", "--net-gbs", optarg, 1e4, &o.net_gbs); break;
         case OPT_NETLAT:
             rc = cli_parse_positive("import", "--net-latency-us", optarg, 1e5, &o.net_lat_us);

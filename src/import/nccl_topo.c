@@ -35,6 +35,7 @@ typedef struct imp {
     char *bus_id[MAX_BUS];  /* its node id (owned) */
     int bus_sm[MAX_BUS];
     const cp_xml *bus_gpu[MAX_BUS]; /* the <gpu> element, for its NVLinks */
+    const char *bus_model[MAX_BUS]; /* the GPU's part name (static), NULL if unknown */
     int nbus;
     cp_err *e;
 } imp;
@@ -220,6 +221,7 @@ static int add_gpu(imp *m, const cp_xml *pci, const cp_xml *g, const char *paren
     m->bus_id[m->nbus] = strdup(id);
     m->bus_sm[m->nbus] = sm ? sm : (model && strstr(model, "P100") ? 60 : 80);
     m->bus_gpu[m->nbus] = g;
+    m->bus_model[m->nbus] = model;
     if (!m->bus_id[m->nbus])
         return cp_fail(m->e, CP_EINTERNAL, "out of memory");
     m->nbus++;
@@ -377,6 +379,63 @@ static int find_bus(const imp *m, const char *busid)
     return -1;
 }
 
+/* HGX 8-GPU baseboards: every SXM GPU of the board joins every NVSwitch
+ * chip by `links[k]` NVLinks of 25 GB/s (NVIDIA's specifications; the
+ * shipped dgx-a100 and hgx-h100 topologies, docs/topologies.md).  Gen-3
+ * chips reduce in the switch (NVLS) at the line rate of their GPU ports. */
+static const struct board {
+    const char *part;     /* prefix of the GPUs' model */
+    int nsw, links[6];
+    const char *sw_model;
+    int nvls;
+} boards[] = {
+    {"A100-SXM4", 6, {2, 2, 2, 2, 2, 2}, "NVSwitch gen 2", 0},
+    {"H100-SXM5", 4, {4, 5, 5, 4}, "NVSwitch gen 3", 1},
+};
+
+/* A hint file (no NVLink) whose GPUs are all one SXM part on an 8-GPU HGX
+ * board: add the board's NVSwitch fabric, which NCCL would find through the
+ * driver; otherwise note that the GPUs are joined by PCIe only. */
+static int add_baseboard(imp *m)
+{
+    size_t b;
+    int g, k, rc;
+    for (b = 0; b < sizeof boards / sizeof boards[0]; b++) {
+        const struct board *bd = &boards[b];
+        int all = m->ngpu == 8 && !m->o->no_fabric;
+        for (g = 0; all && g < m->nbus; g++)
+            all = m->bus_model[g] && strncmp(m->bus_model[g], bd->part, strlen(bd->part)) == 0;
+        if (!all)
+            continue;
+        for (k = 0; k < bd->nsw; k++) {
+            json_t *extra = json_object();
+            char id[32];
+            snprintf(id, sizeof id, "nvsw%d", m->nnvsw++);
+            if (bd->nvls)
+                json_object_set_new(extra, "reduce_gbs", json_real(8 * bd->links[k] * 25.0));
+            if ((rc = add_node(m, id, "nvswitch", bd->sw_model, extra)))
+                return rc;
+            for (g = 0; g < m->nbus; g++)
+                if ((rc = add_link(m, m->bus_id[g], id, "nvlink", bd->links[k] * 25.0,
+                                   LAT_NVLINK)))
+                    return rc;
+        }
+        note(m, bd->nvls ? "the file lists no NVLink (a hint file: NCCL learns NVLink from the "
+                           "driver); its eight H100-SXM5 GPUs sit on an HGX H100 board, so its "
+                           "fabric was added: 4 NVSwitch gen 3 chips, 4/5/5/4 NVLinks of 25 "
+                           "GB/s from every GPU, NVLS at the ports' line rate "
+                           "(--no-fabric leaves PCIe only)"
+                         : "the file lists no NVLink (a hint file: NCCL learns NVLink from the "
+                           "driver); its eight A100-SXM4 GPUs sit on an HGX A100 board, so its "
+                           "fabric was added: 6 NVSwitch gen 2 chips, 2 NVLinks of 25 GB/s from "
+                           "every GPU to each (--no-fabric leaves PCIe only)");
+        return CP_OK;
+    }
+    note(m, "the file lists no NVLink (a hint file?): GPUs are joined by PCIe only; add "
+            "NVLinks by hand if the machine has them");
+    return CP_OK;
+}
+
 /* NVLinks, once every GPU is known: to a GPU, or to an NVSwitch per
  * distinct target. */
 static int walk_nvlinks(imp *m)
@@ -426,8 +485,7 @@ static int walk_nvlinks(imp *m)
         }
     }
     if (!any && m->ngpu > 1)
-        note(m, "the file lists no NVLink (a hint file?): GPUs are joined by PCIe only; add "
-                "NVLinks by hand if the machine has them");
+        return add_baseboard(m);
     return CP_OK;
 }
 
@@ -436,6 +494,7 @@ void cp_import_opts_default(cp_import_opts *o)
     o->name = NULL;
     o->net_gbs = 12.5;   /* 100 Gb/s */
     o->net_lat_us = 1.5; /* InfiniBand port to port through one switch */
+    o->no_fabric = 0;
 }
 
 

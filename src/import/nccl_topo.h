@@ -13,7 +13,10 @@
  * say is assumed and listed in the output's "note": virtual bridges that
  * report 2.5 GT/s x1 or width 0 take their children's rate, NICs without a
  * speed get --net-gbs, an NVLink from a GPU to itself (a vendor tuning hack)
- * is dropped, and hint files without NVLink say so.
+ * is dropped, and hint files without NVLink say so.  A hint file lists no
+ * NVLink because NCCL learns it from the driver; when its GPUs are eight
+ * A100-SXM4 or eight H100-SXM5 (by PCI device id), they sit on an HGX
+ * baseboard and get its NVSwitch fabric (unless no_fabric).
  */
 #ifndef CP_NCCL_TOPO_H
 #define CP_NCCL_TOPO_H
@@ -26,6 +29,8 @@ typedef struct cp_import_opts {
     const char *name;     /* topology name; default: the file's base name */
     double net_gbs;       /* NIC speed when the file gives none, GB/s (default 12.5) */
     double net_lat_us;    /* NIC-to-NIC latency when the file gives none (default 1.5) */
+    int no_fabric;        /* 1: a hint file without NVLink stays PCIe-only even when its
+                           * GPUs name a baseboard with an NVSwitch fabric (0) */
 } cp_import_opts;
 
 void cp_import_opts_default(cp_import_opts *o);
