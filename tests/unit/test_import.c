@@ -232,6 +232,105 @@ static void test_reference_dump(void **state)
     free(text);
 }
 
+/* The AWS p4d hint: eight PCI device 0x20b0 (A100-SXM4-40GB) and no
+ * NVLink.  The HGX A100 board's fabric is added: 6 NVSwitch chips, each GPU
+ * 2 NVLinks x 25 = 50 GB/s to each, 300 GB/s per GPU; no in-switch
+ * reduction (gen 2).  --no-fabric leaves no NVLink at all. */
+static void test_hint_fabric(void **state)
+{
+    char *text;
+    size_t len, i;
+    cp_import_opts o;
+    json_t *t;
+    cp_err e;
+    double gpu0 = 0;
+    int nvsw = 0, nvlinks = 0, reducers = 0;
+    const char *path = SHARED_DATA "/topologies/aws-p4d-24xl-topo.xml";
+    (void)state;
+    if (!have_shared_data()) {
+        print_message("reference data absent: hint import not run\n");
+        return;
+    }
+    assert_int_equal(cp_read_file(path, &text, &len, &e), CP_OK);
+    cp_import_opts_default(&o);
+    assert_int_equal(cp_import_nccl_topo(path, text, len, &o, &t, &e), CP_OK);
+    for (i = 0; i < json_array_size(json_object_get(t, "nodes")); i++) {
+        const json_t *n = json_array_get(json_object_get(t, "nodes"), i);
+        nvsw += !strcmp(json_string_value(json_object_get(n, "kind")), "nvswitch");
+        reducers += json_object_get(n, "reduce_gbs") != NULL;
+    }
+    for (i = 0; i < json_array_size(json_object_get(t, "links")); i++) {
+        const json_t *l = json_array_get(json_object_get(t, "links"), i);
+        if (strcmp(json_string_value(json_object_get(l, "kind")), "nvlink") != 0)
+            continue;
+        nvlinks++;
+        if (!strcmp(json_string_value(json_object_get(l, "a")), "gpu0"))
+            gpu0 += gbs_of(l);
+    }
+    assert_int_equal(nvsw, 6);
+    assert_int_equal(nvlinks, 48); /* 8 GPUs x 6 chips */
+    assert_near(gpu0, 300, 1e-9);
+    assert_int_equal(reducers, 0);
+    assert_non_null(strstr(json_string_value(json_object_get(t, "note")), "HGX A100"));
+    json_decref(t);
+    o.no_fabric = 1;
+    assert_int_equal(cp_import_nccl_topo(path, text, len, &o, &t, &e), CP_OK);
+    for (i = 0, nvlinks = 0; i < json_array_size(json_object_get(t, "links")); i++)
+        nvlinks += !strcmp(json_string_value(json_object_get(json_array_get(
+                               json_object_get(t, "links"), i), "kind")), "nvlink");
+    assert_int_equal(nvlinks, 0);
+    assert_non_null(strstr(json_string_value(json_object_get(t, "note")), "PCIe only"));
+    json_decref(t);
+    free(text);
+}
+
+/* Eight H100-SXM5 (PCI device 0x2330) in a hint with no NVLink: the HGX
+ * H100 fabric, 4 chips with 4/5/5/4 NVLinks of 25 GB/s from every GPU
+ * (450 GB/s), each reducing (NVLS) at 8 GPUs x its links x 25: 800, 1000,
+ * 1000, 800 GB/s.  Seven such GPUs are no known board: PCIe only. */
+static void test_hint_fabric_h100(void **state)
+{
+    static const double reduce[] = {800, 1000, 1000, 800};
+    char xml[4096];
+    size_t i, len = 0;
+    int g, ngpu, k;
+    cp_import_opts o;
+    json_t *t;
+    cp_err e;
+    (void)state;
+    cp_import_opts_default(&o);
+    for (ngpu = 8; ngpu >= 7; ngpu--) {
+        double gpu0 = 0;
+        int nvsw = 0;
+        len = (size_t)snprintf(xml, sizeof xml, "<system version=\"1\">\n <cpu numaid=\"0\">\n");
+        for (g = 0; g < ngpu; g++)
+            len += (size_t)snprintf(xml + len, sizeof xml - len,
+                                    "  <pci busid=\"0000:%02x:00.0\" class=\"0x030200\" "
+                                    "device=\"0x2330\" link_speed=\"32.0 GT/s PCIe\" "
+                                    "link_width=\"16\"/>\n", g + 1);
+        len += (size_t)snprintf(xml + len, sizeof xml - len, " </cpu>\n</system>\n");
+        assert_int_equal(cp_import_nccl_topo("h100.xml", xml, len, &o, &t, &e), CP_OK);
+        for (i = 0, k = 0; i < json_array_size(json_object_get(t, "nodes")); i++) {
+            const json_t *n = json_array_get(json_object_get(t, "nodes"), i);
+            if (strcmp(json_string_value(json_object_get(n, "kind")), "nvswitch") != 0)
+                continue;
+            nvsw++;
+            assert_true(k < 4);
+            assert_near(json_number_value(json_object_get(n, "reduce_gbs")), reduce[k], 1e-9);
+            k++;
+        }
+        for (i = 0; i < json_array_size(json_object_get(t, "links")); i++) {
+            const json_t *l = json_array_get(json_object_get(t, "links"), i);
+            if (!strcmp(json_string_value(json_object_get(l, "a")), "gpu0") &&
+                !strcmp(json_string_value(json_object_get(l, "kind")), "nvlink"))
+                gpu0 += gbs_of(l);
+        }
+        assert_int_equal(nvsw, ngpu == 8 ? 4 : 0);
+        assert_near(gpu0, ngpu == 8 ? 450 : 0, 1e-9);
+        json_decref(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +338,8 @@ int main(void)
         cmocka_unit_test(test_import_small),  cmocka_unit_test(test_virtual_bridge),
         cmocka_unit_test(test_import_errors),
         cmocka_unit_test(test_import_bad_numbers), cmocka_unit_test(test_reference_dump),
+        cmocka_unit_test(test_hint_fabric),
+        cmocka_unit_test(test_hint_fabric_h100),
     };
     return cmocka_run_group_tests_name("import", tests, NULL, NULL);
 }
