@@ -41,6 +41,10 @@ trap 'rm -rf "$tmp"' EXIT
     echo "0 predict -m models/gpt2.json -t topologies/dgx1-v100-cxl.json --json"
     echo "0 predict -m models/bert-base.json -t topologies/aws-p3dn.json --hosts 2 --timeline"
     echo "0 predict -m models/bert-large.json -t topologies/dgx-a100.json --framework fsdp --timeline"
+    echo "0 predict -m models/bert-large.json -t topologies/dgx-a100.json --framework fsdp --fsdp-wrap layer"
+    echo "0 predict -m models/gpt2.json -t topologies/dgx-a100.json --framework fsdp --fsdp-wrap 64 --timeline"
+    echo "2 predict -m models/gpt2.json -t topologies/dgx-a100.json --fsdp-wrap block"
+    echo "0 collective -t topologies/aws-p3dn.json --hosts 2 --explain"
     echo "0 predict -m models/gpt2.json -t topologies/dgx1-v100.json --framework zero2 --accum-steps 1"
     echo "0 predict -m models/gpt2.json -t topologies/dgx1-v100.json --accum-steps 4 --bucket-view"
     echo "0 plan -m models/gpt2.json -t topologies/dgx1-v100-cxl.json -o @TMP@/plan.json"
@@ -66,6 +70,9 @@ trap 'rm -rf "$tmp"' EXIT
     echo "2 import hf-config does-not-exist.json"
     if [ -f ../shared/data/topologies/azure-ndv4-topo.xml ]; then
         echo "0 import nccl-topo ../shared/data/topologies/azure-ndv4-topo.xml -o -"
+        echo "0 import nccl-topo ../shared/data/topologies/aws-p4d-24xl-topo.xml -o @TMP@/p4d.json"
+        echo "0 predict -m models/bert-large.json -t @TMP@/p4d.json --hosts 2 --compute-ms 300"
+        echo "0 import nccl-topo ../shared/data/topologies/aws-p4de-24xl-topo.xml --no-fabric"
     fi
     if [ -d ../shared/data/nccl-tests ]; then
         echo "0 calibrate ../shared/data/nccl-tests/aws-p3dn-2node-16xV100_efa.txt -t topologies/aws-p3dn.json --hosts 2 -o @TMP@/cal.json"
