@@ -25,8 +25,9 @@ static const char help[] =
     "      --hosts N         replicate a single-host topology N times over its NICs\n"
     "  -o, --op OP           allreduce (default), reducescatter, allgather, broadcast\n"
     "  -a, --algo ALG        ring, tree, nvls, hier, ps (parameter server in CPU\n"
-    "                        memory), or auto (default: the fastest of NCCL's\n"
-    "                        algorithms per size, as NCCL's tuner picks)\n"
+    "                        memory), collnet (in-network reduction, SHARP: needs a\n"
+    "                        reducing network switch), or auto (default: the fastest\n"
+    "                        of NCCL's algorithms per size, as NCCL's tuner picks)\n"
     "  -b, --minbytes SIZE   smallest size (default 8); K, M, G suffixes (x1024)\n"
     "  -e, --maxbytes SIZE   largest size (default 128M)\n"
     "  -f, --stepfactor F    multiply the size by F each row (default 2)\n"
@@ -73,7 +74,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"json", no_argument, NULL, OPT_JSON},       {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
     static const char *const ops[] = {"allreduce", "reducescatter", "allgather", "broadcast"};
-    static const char *const algs[] = {"ring", "tree", "nvls", "hier", "ps", "auto"};
+    static const char *const algs[] = {"ring", "tree", "nvls", "hier", "ps", "collnet", "auto"};
     long gpt;
     int c, k;
     memset(o, 0, sizeof *o);
@@ -101,10 +102,10 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->op = (cp_coll_op)k;
             break;
         case 'a':
-            if ((k = parse_name(optarg, algs, 6)) < 0)
+            if ((k = parse_name(optarg, algs, 7)) < 0)
                 return cli_usage("collective", "-a: unknown algorithm '%s' (ring, tree, nvls, "
-                                 "hier, ps, auto)", optarg);
-            o->alg = k == 5 ? -1 : k;
+                                 "hier, ps, collnet, auto)", optarg);
+            o->alg = k == 6 ? -1 : k;
             break;
         case 'b':
         case 'e':
@@ -272,6 +273,13 @@ static void explain_alg(const cp_coll *c, const opts *o, cp_coll_alg alg)
             printf("    binding links:\n");
         for (j = 0; j < ph->nbind; j++)
             print_arc(cp_coll_arcs(c), ph->bind_arc[j], ph->bind_dual[j]);
+    }
+    if (a->pipelined && a->nphases == 3) {
+        double host = a->pipe_factor * big / (a->pipe_bw * 1e3);
+        double net = a->phase[1].factor * big / (a->phase[1].bw_gbs * 1e3);
+        printf("  pipelined (one kernel, eq. C12): at the largest size the hosts' phases "
+               "take %.1f us together (%.3g bytes per byte at %.1f GB/s), the network's "
+               "%.1f us; the larger counts\n", host, a->pipe_factor, a->pipe_bw, net);
     }
     explain_protocols(c, o, alg);
     printf("  total: %.2f us at %.0f B, %.2f us at %.0f B\n",

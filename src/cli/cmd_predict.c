@@ -31,8 +31,8 @@ static const char help[] =
     "  -s, --strategies LIST   comma-separated, in the order to print (default: every\n"
     "                          one this machine can run): ring, tree, auto (what NCCL\n"
     "                          would pick per bucket), hier (Horovod hierarchical),\n"
-    "                          ps (parameter server in CPU memory), best (fastest per\n"
-    "                          bucket)\n"
+    "                          collnet (in-network reduction, SHARP), ps (parameter\n"
+    "                          server in CPU memory), best (fastest per bucket)\n"
     "      --hosts N           replicate a single-host topology N times\n"
     "      --compute-ms T      measured one-GPU iteration time (forward, backward,\n"
     "                          optimizer), split over layers by FLOPs or parameters;\n"
@@ -198,8 +198,8 @@ static int parse_opts(int argc, char **argv, opts *o)
 static int default_list(const cp_predictor *pr, opts *o, int keep_runs, cp_prediction *res,
                         cp_err *e)
 {
-    static const cp_strategy all[] = {CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_HIER, CP_S_PS,
-                                      CP_S_PROXY, CP_S_COARSE, CP_S_BEST};
+    static const cp_strategy all[] = {CP_S_RING,  CP_S_TREE,  CP_S_AUTO,   CP_S_HIER, CP_S_COLLNET,
+                                      CP_S_PS,    CP_S_PROXY, CP_S_COARSE, CP_S_BEST};
     size_t k;
     o->nlist = 0;
     for (k = 0; k < sizeof all / sizeof all[0]; k++) {

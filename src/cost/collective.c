@@ -36,7 +36,7 @@
 
 static const char *const op_names[CP_OPS] = {"allreduce", "reducescatter", "allgather",
                                              "broadcast"};
-static const char *const alg_names[CP_ALGS] = {"ring", "tree", "nvls", "hier", "ps"};
+static const char *const alg_names[CP_ALGS] = {"ring", "tree", "nvls", "hier", "ps", "collnet"};
 
 const char *cp_coll_op_name(cp_coll_op op)
 {
@@ -837,6 +837,49 @@ static int nvls_limits(build *b, double *bw_reduce, double *bw_bcast, double *ho
     return 1;
 }
 
+/* The least reduce rate of the window's network switches; 0 when one of
+ * them does not reduce (or there is none). */
+static double net_reduce_gbs(const build *b)
+{
+    const cp_topo *t = b->win;
+    double r = -1;
+    int v;
+    for (v = 0; v < t->nnodes; v++)
+        if (t->nodes[v].kind == CP_NET_SWITCH && (r < 0 || t->nodes[v].reduce_gbs < r))
+            r = t->nodes[v].reduce_gbs;
+    return r > 0 ? r : 0;
+}
+
+/* CollNet (eq. C12): reduce-scatter inside each host, every GPU's shard up
+ * through its NIC to the switches that sum it over the hosts and back down,
+ * all-gather inside.  The shard's trip loads the arcs the ring of peers
+ * does per unit (ipk: GPU -> NIC -> switch and back), S/n each way instead
+ * of 2(H-1)/H x S/n; the switches sum H x S bytes, so their rate R caps the
+ * phase at R / (n H) per unit of factor 1/n.  Simple only, as in NCCL. */
+static void collnet(build *b, const cp_packing *ipk, double ihop, double isp)
+{
+    cp_alg_cost *a = &b->c->cost[CP_OP_ALLREDUCE][CP_ALG_COLLNET];
+    double n = b->n, H = b->H, R = net_reduce_gbs(b), Lr = b->intra_lat;
+    double bw, sp = simple_step(b, b->ringpat, b->nrings, &b->intra);
+    if (!(R > 0) || !(ipk->total > 0))
+        return;
+    bw = ipk->total < R / (n * H) ? ipk->total : R / (n * H);
+    a->available = 1;
+    a->ll = 0;
+    a->pipelined = 1;
+    a->pipe_factor = 2 * (n - 1) / n; /* reduce-scatter and all-gather rings, both ways */
+    a->pipe_bw = b->intra.total;
+    a->nphases = 3;
+    set_phase(&a->phase[0], "reduce-scatter in each host", (n - 1) / n * Lr, sp, (n - 1) / n,
+              b->intra.total, b->n - 1, &b->intra);
+    set_phase(&a->phase[1], "in-network reduction (up, sum in the switches, down)", ihop, isp,
+              1 / n, bw, 2, ipk);
+    if (bw < ipk->total)
+        a->phase[1].nbind = 0; /* the switches' summation binds, not a link */
+    set_phase(&a->phase[2], "all-gather in each host", (n - 1) / n * Lr, sp, (n - 1) / n,
+              b->intra.total, b->n - 1, &b->intra);
+}
+
 /* NVLS: one host eq. C9; several hosts: NVLS inside, ring of peers across. */
 static int nvls_and_hier(build *b)
 {
@@ -877,6 +920,9 @@ static int nvls_and_hier(build *b)
             rs->available = ag->available = 1;
         } else {
             ar->nphases = 3;
+            ar->pipelined = 1;
+            ar->pipe_factor = 1 + 1 / n; /* as eq. C9: reduce out, multicast in */
+            ar->pipe_bw = bw_ar;
             set_phase(&ar->phase[0], "nvls reduce-scatter in each host", hop, nsp, 1, red, 1,
                       &nb);
             set_phase(&ar->phase[1], "ring of peers across hosts", 2 * (H - 1) * ihop, isp,
@@ -901,10 +947,16 @@ static int nvls_and_hier(build *b)
                   2 * (H - 1) / (H * n), ipk.total, 2 * (b->H - 1), &ipk);
         set_phase(&h->phase[2], "all-gather in each host", (n - 1) / n * Lr, sp, (n - 1) / n,
                   Bi, b->n - 1, &b->intra);
+        collnet(b, &ipk, ihop, isp);
         cp_packing_free(&ipk);
     }
     unavailable(c, CP_ALG_HIER, b->H > 1 ? "hier is an AllReduce algorithm"
                                          : "hierarchical AllReduce needs several hosts");
+    unavailable(c, CP_ALG_COLLNET,
+                b->H > 1 ? "collnet needs network switches that reduce (a net_switch with "
+                           "reduce_gbs, or fabric.reduce_gbs with --hosts), and is an "
+                           "AllReduce algorithm"
+                         : "CollNet reduces in the network: it needs several hosts");
     return CP_OK;
 }
 
@@ -1112,14 +1164,22 @@ double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, c
                              double bytes)
 {
     const cp_alg_cost *a = &c->cost[op][alg];
-    double t = c->launch_us, eff = p == CP_PROTO_LL ? CP_LL_EFF : 1;
+    double t = c->launch_us, eff = p == CP_PROTO_LL ? CP_LL_EFF : 1, net = 0;
     int k;
     if (!a->available || (p == CP_PROTO_LL && !a->ll))
         return -1;
     for (k = 0; k < a->nphases; k++) {
         const cp_phase *ph = &a->phase[k];
-        t += ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us : 0) +
-             ph->factor * bytes / (eff * ph->bw_gbs * 1e3); /* GB/s -> bytes/us */
+        double x = ph->factor * bytes / (eff * ph->bw_gbs * 1e3); /* GB/s -> bytes/us */
+        t += ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us : 0);
+        if (!a->pipelined)
+            t += x;
+        else if (k == 1)
+            net = x;
+    }
+    if (a->pipelined) { /* the hosts' phases together, overlapped by the network's */
+        double host = a->pipe_factor * bytes / (eff * a->pipe_bw * 1e3);
+        t += host > net ? host : net;
     }
     return t;
 }

@@ -3,7 +3,8 @@
  *
  * For each operation (AllReduce, ReduceScatter, AllGather, Broadcast) and
  * algorithm (ring, tree, NVLS in-switch reduction, hierarchical multi-host,
- * and a parameter server in CPU memory for AllReduce)
+ * a parameter server in CPU memory and CollNet in-network reduction for
+ * AllReduce)
  * the model is a sum of at most three phases, each an alpha-beta term:
  *
  *     T(S) = launch + sum over phases ( lat_us + factor x S / bw )
@@ -39,7 +40,7 @@ typedef enum cp_coll_op {
 } cp_coll_op;
 
 typedef enum cp_coll_alg {
-    CP_ALG_RING, CP_ALG_TREE, CP_ALG_NVLS, CP_ALG_HIER, CP_ALG_PS, CP_ALGS
+    CP_ALG_RING, CP_ALG_TREE, CP_ALG_NVLS, CP_ALG_HIER, CP_ALG_PS, CP_ALG_COLLNET, CP_ALGS
 } cp_coll_alg;
 
 /* NCCL's protocols as the model knows them.  LL: 8-byte stores of 4 bytes of
@@ -71,6 +72,13 @@ typedef struct cp_alg_cost {
     int available;        /* 0 when this machine cannot run it */
     int ll;               /* 1 when it may run LL (NCCL's ring and tree; not NVLS,
                            * which is Simple only, nor the parameter server) */
+    int pipelined;        /* 1: one kernel streams chunks through three phases, the
+                           * first and last on the hosts' links, the middle on the
+                           * network, so the middle overlaps them (NVLS and CollNet
+                           * across hosts, eq. C12); 0: phases run one after another */
+    double pipe_factor;   /* pipelined: bytes per byte the first and last phases put
+                           * on a GPU's busiest link direction together ... */
+    double pipe_bw;       /* ... at this bandwidth (GB/s) */
     char why_not[160];    /* reason, when not available */
     int nphases;
     cp_phase phase[3];
@@ -97,7 +105,7 @@ static inline const cp_topo *cp_coll_arcs(const cp_coll *c)
 }
 
 const char *cp_coll_op_name(cp_coll_op op);        /* "allreduce", ... */
-const char *cp_coll_alg_name(cp_coll_alg alg);     /* "ring", "tree", "nvls", "hier", "ps" */
+const char *cp_coll_alg_name(cp_coll_alg alg); /* "ring", "tree", "nvls", "hier", "ps", "collnet" */
 
 /* nccl-tests bus-bandwidth factor: 2(n-1)/n, (n-1)/n, (n-1)/n, 1. */
 double cp_coll_busbw_factor(cp_coll_op op, int nranks);
@@ -126,7 +134,8 @@ double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, d
 double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes);
 
 /* The fastest available algorithm for `op` at `bytes` among those NCCL's
- * tuner chooses from (ring, tree across hosts, NVLS): what NCCL would pick.
+ * tuner chooses from (ring, tree across hosts, NVLS, CollNet where the
+ * network reduces): what NCCL would pick.
  * hier (Horovod-style hierarchical) is not NCCL's and must be asked for.
  * Its time goes to *us. */
 cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *us);

@@ -31,7 +31,8 @@
  * (FLOPs / tflops) overflows to infinity. */
 #define MIN_TFLOPS 1e-3
 
-static const char *const top_keys[] = {"name", "nodes", "links", "calibration", NULL};
+static const char *const top_keys[] = {"name", "nodes", "links", "calibration", "fabric", NULL};
+static const char *const fabric_keys[] = {"reduce_gbs", "note", NULL};
 static const char *const node_keys[] = {"id", "kind", "host", "model", "reduce_gbs",
                                         "mem_gbs", "capacity_gb", "net_gbs",
                                         "net_latency_us", "tflops", "tflops_fp16", NULL};
@@ -283,9 +284,23 @@ static int fail_unreachable(const cp_jdoc *d, cp_err *e, const cp_topo *t, int b
                         t->nodes[bad].id, t->nodes[t->gpus[0]].id);
 }
 
+/* The network --hosts builds: whether its switch reduces (SHARP). */
+static int read_fabric(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_topo *t)
+{
+    int rc;
+    if (!obj)
+        return CP_OK;
+    if ((rc = cp_jdoc_check_keys(d, e, obj, "fabric", fabric_keys)) ||
+        (rc = get_bounded(d, e, obj, "fabric", "reduce_gbs", 0, MIN_GBS, MAX_GBS,
+                          "a positive number (GB/s the network switch sums, SHARP)",
+                          &t->fabric_reduce_gbs)))
+        return rc;
+    return CP_OK;
+}
+
 static int read_topo(const cp_jdoc *d, cp_err *e, cp_topo *t)
 {
-    const json_t *root = d->root, *nodes = NULL, *links = NULL, *calib = NULL;
+    const json_t *root = d->root, *nodes = NULL, *links = NULL, *calib = NULL, *fabric = NULL;
     const char *name = NULL;
     cp_strmap ids = {0};
     int rc, bad;
@@ -294,7 +309,9 @@ static int read_topo(const cp_jdoc *d, cp_err *e, cp_topo *t)
         (rc = cp_jget_str(d, e, root, "", "name", CP_REQ, 256, &name)) ||
         (rc = cp_jget_array(d, e, root, "", "nodes", CP_REQ, &nodes)) ||
         (rc = cp_jget_array(d, e, root, "", "links", CP_REQ, &links)) ||
-        (rc = cp_jget_object(d, e, root, "", "calibration", 0, &calib)))
+        (rc = cp_jget_object(d, e, root, "", "calibration", 0, &calib)) ||
+        (rc = cp_jget_object(d, e, root, "", "fabric", 0, &fabric)) ||
+        (rc = read_fabric(d, e, fabric, t)))
         return rc;
     free(t->name);
     if (!(t->name = strdup(name)) || !(t->src_path = strdup(d->path)))

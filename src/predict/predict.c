@@ -10,8 +10,8 @@
 #include "predict/predict.h"
 #include "predict/sharded.h"
 
-static const char *const strategy_names[CP_STRATEGIES] = {"ring",  "tree",   "auto",   "hier",
-                                                          "ps",    "proxy",  "coarse", "best"};
+static const char *const strategy_names[CP_STRATEGIES] = {
+    "ring", "tree", "auto", "hier", "collnet", "ps", "proxy", "coarse", "best"};
 
 /* MiB, as PyTorch's bucket_cap_mb and Horovod's fusion threshold count. */
 #define MIB 1048576.0
@@ -170,6 +170,7 @@ static cp_coll_alg strategy_alg(cp_strategy s)
     case CP_S_RING: return CP_ALG_RING;
     case CP_S_TREE: return CP_ALG_TREE;
     case CP_S_HIER: return CP_ALG_HIER;
+    case CP_S_COLLNET: return CP_ALG_COLLNET;
     case CP_S_PS: return CP_ALG_PS;
     default: return CP_ALGS;
     }

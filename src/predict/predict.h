@@ -24,7 +24,8 @@
 #include "predict/timeline.h"
 
 typedef enum cp_strategy {
-    CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_HIER, CP_S_PS, CP_S_PROXY, CP_S_COARSE, CP_S_BEST,
+    CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_HIER, CP_S_COLLNET, CP_S_PS, CP_S_PROXY, CP_S_COARSE,
+    CP_S_BEST,
     CP_STRATEGIES
 } cp_strategy;
 

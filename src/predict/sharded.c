@@ -17,9 +17,10 @@
 
 /* What the timeline calls each operation: the op and its algorithm. */
 static const char *const how_names[2][CP_ALGS] = {
-    {"allgather/ring", "allgather/tree", "allgather/nvls", "allgather/hier", "allgather/ps"},
+    {"allgather/ring", "allgather/tree", "allgather/nvls", "allgather/hier", "allgather/ps",
+     "allgather/collnet"},
     {"reducescatter/ring", "reducescatter/tree", "reducescatter/nvls", "reducescatter/hier",
-     "reducescatter/ps"}};
+     "reducescatter/ps", "reducescatter/collnet"}};
 
 /* `times` operations of `bytes` each, back to back on the communication
  * stream (one timeline entry): they start when issued and the stream is

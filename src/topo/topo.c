@@ -236,6 +236,7 @@ cp_topo *cp_topo_clone(const cp_topo *src)
     if (!t)
         return NULL;
     t->calib = src->calib;
+    t->fabric_reduce_gbs = src->fabric_reduce_gbs;
     if (src->src_path && !(t->src_path = strdup(src->src_path)))
         goto fail;
     for (i = 0; i < src->nnodes; i++) {
@@ -348,6 +349,8 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
     sw = cp_topo_add_node(t, "netsw", CP_NET_SWITCH, -1);
     if (sw < 0)
         goto oom;
+    t->nodes[sw].reduce_gbs = src->fabric_reduce_gbs;
+    t->fabric_reduce_gbs = src->fabric_reduce_gbs;
     for (h = 0; h < nhosts; h++)
         if (add_host(t, src, h, sw))
             goto oom;

@@ -90,6 +90,8 @@ typedef struct cp_topo {
     cp_link *links;     /* owned */
     int nlinks, cap_links;
     cp_calib calib;
+    double fabric_reduce_gbs; /* in-network reduction (SHARP) of the switch that --hosts
+                               * joins hosts by, GB/s of incoming data; 0: none */
     /* filled by cp_topo_index: */
     int *gpus;          /* node indices of the GPUs, in file order */
     int ngpus;

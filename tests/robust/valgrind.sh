@@ -45,6 +45,8 @@ trap 'rm -rf "$tmp"' EXIT
     echo "0 predict -m models/gpt2.json -t topologies/dgx-a100.json --framework fsdp --fsdp-wrap 64 --timeline"
     echo "2 predict -m models/gpt2.json -t topologies/dgx-a100.json --fsdp-wrap block"
     echo "0 collective -t topologies/aws-p3dn.json --hosts 2 --explain"
+    echo "0 collective -t tests/data/good/topo/nvswitch4-sharp.json --hosts 4 --explain"
+    echo "0 predict -m models/gpt2.json -t tests/data/good/topo/nvswitch4-sharp.json --hosts 3 --compute-ms 50 -s collnet,auto --timeline"
     echo "0 predict -m models/gpt2.json -t topologies/dgx1-v100.json --framework zero2 --accum-steps 1"
     echo "0 predict -m models/gpt2.json -t topologies/dgx1-v100.json --accum-steps 4 --bucket-view"
     echo "0 plan -m models/gpt2.json -t topologies/dgx1-v100-cxl.json -o @TMP@/plan.json"

@@ -133,6 +133,73 @@ static void test_two_host_hierarchical(void **state)
     assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_HIER, S), 12014.0, 1e-6);
     /* auto never picks hier (NCCL has no such algorithm) */
     assert_int_not_equal(cp_coll_best(&c, CP_OP_ALLREDUCE, S, NULL), CP_ALG_HIER);
+    /* no reducing network switch: no CollNet */
+    assert_int_equal(c.cost[CP_OP_ALLREDUCE][CP_ALG_COLLNET].available, 0);
+    cp_coll_free(&c);
+    cp_topo_free(two);
+    /* CollNet (eq. C12) on the same pair of hosts with a switch summing
+     * R = 100 GB/s: latency 1 + 6 + 1 = 8 us (one trip up and down instead
+     * of 2(H-1) hops); the in-host reduce-scatter and all-gather stream
+     * together, 2(n-1)/n x S / 50e3 = 2000 us, under the network's
+     * S/n = 5e7 B per GPU at min(5, R / (n H) = 25) GB/s: 10000 us.
+     * T = 8 + 10000 = 10008 us, below the flat ring's 15000 + latency: auto
+     * picks it.  With R = 8 the switches bind: R / 4 = 2 GB/s, 25000 us. */
+    one->fabric_reduce_gbs = 100;
+    assert_int_equal(cp_topo_replicate(one, 2, &two, &e), CP_OK);
+    assert_int_equal(cp_coll_build(two, 1, &c, &e), CP_OK);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_COLLNET, S), 10008.0, 1e-6);
+    assert_int_equal(cp_coll_best(&c, CP_OP_ALLREDUCE, S, NULL), CP_ALG_COLLNET);
+    assert_true(cp_coll_proto_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_COLLNET, CP_PROTO_LL, S) < 0);
+    cp_coll_free(&c);
+    cp_topo_free(two);
+    one->fabric_reduce_gbs = 8;
+    assert_int_equal(cp_topo_replicate(one, 2, &two, &e), CP_OK);
+    assert_int_equal(cp_coll_build(two, 1, &c, &e), CP_OK);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_COLLNET, S), 25008.0, 1e-6);
+    assert_int_equal(c.cost[CP_OP_ALLREDUCE][CP_ALG_COLLNET].phase[1].nbind, 0);
+    cp_coll_free(&c);
+    cp_topo_free(two);
+    cp_topo_free(one);
+}
+
+/* Four GPUs on one reducing NVSwitch (100 GB/s links, 0.5 us, reduce 1000
+ * GB/s), each with its own NIC over PCIe (50 GB/s, 0.5 us; network 10 GB/s,
+ * 2 us NIC to NIC).  NVLS on one host (eq. C9): B = min(100, 1000 / 4) =
+ * 100, hop = 2 x 0.5 = 1 us: T = 2 + 1.25 x 1e8 / 100e3 = 1252 us.
+ * Two hosts: reduce-scatter and multicast in each host (1 us each) stream
+ * with the ring of peers across (eq. C12: pipelined): latency 1 + 2(H-1) x
+ * 3 (GPU-NIC 0.5 + NIC-NIC 2 + NIC-GPU 0.5) + 1 = 8 us; hosts 1.25 x S /
+ * 100e3 = 1250 us, network 2(H-1)/(H n) x S / 10e3 = 2500 us: T = 2508 us
+ * (run one after another, the phases would take 4508). */
+static void test_nvls(void **state)
+{
+    cp_topo *one = cp_topo_new("nvsw4"), *two;
+    int g[4], nic[4], sw, k;
+    char id[16];
+    cp_coll c;
+    cp_err e;
+    (void)state;
+    sw = cp_topo_add_node(one, "sw", CP_NVSWITCH, 0);
+    one->nodes[sw].reduce_gbs = 1000;
+    for (k = 0; k < 4; k++) {
+        snprintf(id, sizeof id, "g%d", k);
+        g[k] = cp_topo_add_node(one, id, CP_GPU, 0);
+        snprintf(id, sizeof id, "nic%d", k);
+        nic[k] = cp_topo_add_node(one, id, CP_NIC, 0);
+        one->nodes[nic[k]].net_gbs = 10;
+        one->nodes[nic[k]].net_lat_us = 2;
+        cp_topo_add_link(one, g[k], sw, CP_NVLINK, 100, 0, 0.5);
+        cp_topo_add_link(one, g[k], nic[k], CP_PCIE, 50, 0, 0.5);
+    }
+    finish(one);
+    assert_int_equal(cp_coll_build(one, 1, &c, &e), CP_OK);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_NVLS, S), 1252.0, 1e-6);
+    assert_int_equal(cp_coll_best(&c, CP_OP_ALLREDUCE, S, NULL), CP_ALG_NVLS);
+    assert_true(cp_coll_proto_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_NVLS, CP_PROTO_LL, S) < 0);
+    cp_coll_free(&c);
+    assert_int_equal(cp_topo_replicate(one, 2, &two, &e), CP_OK);
+    assert_int_equal(cp_coll_build(two, 1, &c, &e), CP_OK);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_NVLS, S), 2508.0, 1e-6);
     cp_coll_free(&c);
     cp_topo_free(two);
     cp_topo_free(one);
@@ -337,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_ring_through_slow_link),
         cmocka_unit_test(test_shared_pcie_uplink),
         cmocka_unit_test(test_two_host_hierarchical),
+        cmocka_unit_test(test_nvls),
         cmocka_unit_test(test_ring_search_bounded),
         cmocka_unit_test(test_too_many_gpus_per_host),
         cmocka_unit_test(test_busbw_factors),
