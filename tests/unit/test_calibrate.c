@@ -89,51 +89,48 @@ static void square_table(cp_nccl_table *tab, double bw_eff, double step_us)
     square_table_proto(tab, bw_eff, step_us, 0);
 }
 
-/* bw_eff 0.5, step_us 2, simple_us 3: LL 18 + 1.5 S / 12.5e3, Simple
- * 36 + 1.5 S / 25e3, crossing at S = 300,000 B.  The latency rows (within
- * 20% of 18 us, S <= 30,000 B) are LL's and the top six octaves (S >= 16
- * MiB) Simple's, so the fit recovers all three. */
-static void test_fit_recovers_protocols(void **state)
+/* Fit the square's table made with bw_eff 0.5, step_us 2 and `simple_us`;
+ * the fit must recover all three, reproduce every row, and run LL below
+ * `ll_below` bytes and Simple above. */
+static void check_recovery(double simple_us, double ll_below)
 {
     cp_topo *t = test_nvlink_square(25, 25);
     cp_nccl_table tab;
     cp_fit fit;
     cp_err e;
     int i;
-    (void)state;
-    square_table_proto(&tab, 0.5, 2, 3);
+    square_table_proto(&tab, 0.5, 2, simple_us);
     assert_int_equal(cp_calibrate(t, &tab, CP_OP_ALLREDUCE, CP_ALG_RING, &fit, &e), CP_OK);
+    assert_int_equal(fit.bw_kind, CP_NVLINK);
     assert_near(t->calib.kind[CP_NVLINK].bw_eff, 0.5, 1e-6);
     assert_near(t->calib.kind[CP_NVLINK].step_us, 2.0, 1e-6);
-    assert_near(t->calib.kind[CP_NVLINK].simple_us, 3.0, 1e-6);
+    assert_near(t->calib.kind[CP_NVLINK].simple_us, simple_us, 1e-6);
     for (i = 0; i < 28; i++) {
         assert_rel(fit.pred_us[i], tab.rows[i].time_us, 1e-6);
-        assert_int_equal(fit.proto[i], tab.rows[i].bytes < 3e5 ? CP_PROTO_LL : CP_PROTO_SIMPLE);
+        assert_int_equal(fit.proto[i],
+                         tab.rows[i].bytes < ll_below ? CP_PROTO_LL : CP_PROTO_SIMPLE);
     }
     cp_fit_free(&fit);
     free(tab.rows);
     cp_topo_free(t);
 }
 
-/* bw_eff 0.5 and step_us 2: T = 18 + 1.5 S / 25e3; the fit recovers both. */
+/* bw_eff 0.5, step_us 2, simple_us 3: LL 18 + 1.5 S / 12.5e3, Simple
+ * 36 + 1.5 S / 25e3, crossing at S = 300,000 B.  The latency rows (within
+ * 20% of 18 us, S <= 30,000 B) are LL's and the top six octaves (S >= 16
+ * MiB) Simple's, so the fit recovers all three. */
+static void test_fit_recovers_protocols(void **state)
+{
+    (void)state;
+    check_recovery(3, 3e5);
+}
+
+/* bw_eff 0.5 and step_us 2 with no Simple cost: T = 18 + 1.5 S / 25e3 at
+ * every size, Simple throughout (LL never wins at half the bandwidth). */
 static void test_fit_recovers_parameters(void **state)
 {
-    cp_topo *t = test_nvlink_square(25, 25);
-    cp_nccl_table tab;
-    cp_fit fit;
-    cp_err e;
-    int i;
     (void)state;
-    square_table(&tab, 0.5, 2);
-    assert_int_equal(cp_calibrate(t, &tab, CP_OP_ALLREDUCE, CP_ALG_RING, &fit, &e), CP_OK);
-    assert_int_equal(fit.bw_kind, CP_NVLINK);
-    assert_near(t->calib.kind[CP_NVLINK].bw_eff, 0.5, 1e-6);
-    assert_near(t->calib.kind[CP_NVLINK].step_us, 2.0, 1e-6);
-    for (i = 0; i < 28; i++)
-        assert_rel(fit.pred_us[i], tab.rows[i].time_us, 1e-6);
-    cp_fit_free(&fit);
-    free(tab.rows);
-    cp_topo_free(t);
+    check_recovery(0, 0);
 }
 
 /* A table from a machine 10,000x slower (bw_eff 1e-4, under the loader's

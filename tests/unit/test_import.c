@@ -97,6 +97,42 @@ static double gbs_of(const json_t *l)
     return json_number_value(json_object_get(l, "gbs"));
 }
 
+/* Nodes of `kind` in an imported topology (any kind when NULL, counting
+ * those with reduce_gbs when `reducing`). */
+static int count_nodes(const json_t *t, const char *kind, int reducing)
+{
+    const json_t *nodes = json_object_get(t, "nodes");
+    size_t i;
+    int n = 0;
+    for (i = 0; i < json_array_size(nodes); i++) {
+        const json_t *x = json_array_get(nodes, i);
+        if ((!kind || !strcmp(json_string_value(json_object_get(x, "kind")), kind)) &&
+            (!reducing || json_object_get(x, "reduce_gbs")))
+            n++;
+    }
+    return n;
+}
+
+/* NVLink links in an imported topology, and the GB/s of those from node a
+ * (summed into *from_a when not NULL). */
+static int count_nvlinks(const json_t *t, const char *a, double *from_a)
+{
+    const json_t *links = json_object_get(t, "links");
+    size_t i;
+    int n = 0;
+    if (from_a)
+        *from_a = 0;
+    for (i = 0; i < json_array_size(links); i++) {
+        const json_t *l = json_array_get(links, i);
+        if (strcmp(json_string_value(json_object_get(l, "kind")), "nvlink") != 0)
+            continue;
+        n++;
+        if (from_a && !strcmp(json_string_value(json_object_get(l, "a")), a))
+            *from_a += gbs_of(l);
+    }
+    return n;
+}
+
 static void test_import_small(void **state)
 {
     cp_import_opts o;
@@ -197,12 +233,11 @@ static void test_import_bad_numbers(void **state)
 static void test_reference_dump(void **state)
 {
     char *text;
-    size_t len, i;
+    size_t len;
     cp_import_opts o;
     json_t *t;
     cp_err e;
-    double gpu0 = 0;
-    int nvsw = 0, nics = 0, gpus = 0;
+    double gpu0;
     const char *path = SHARED_DATA "/topologies/ibm-cloud-gx3d-8xh100-topo.xml";
     (void)state;
     if (!have_shared_data()) {
@@ -212,21 +247,10 @@ static void test_reference_dump(void **state)
     assert_int_equal(cp_read_file(path, &text, &len, &e), CP_OK);
     cp_import_opts_default(&o);
     assert_int_equal(cp_import_nccl_topo(path, text, len, &o, &t, &e), CP_OK);
-    for (i = 0; i < json_array_size(json_object_get(t, "nodes")); i++) {
-        const char *k = json_string_value(json_object_get(json_array_get(json_object_get(t, "nodes"), i), "kind"));
-        nvsw += !strcmp(k, "nvswitch");
-        nics += !strcmp(k, "nic");
-        gpus += !strcmp(k, "gpu");
-    }
-    for (i = 0; i < json_array_size(json_object_get(t, "links")); i++) {
-        const json_t *l = json_array_get(json_object_get(t, "links"), i);
-        if (!strcmp(json_string_value(json_object_get(l, "a")), "gpu0") &&
-            !strcmp(json_string_value(json_object_get(l, "kind")), "nvlink"))
-            gpu0 += gbs_of(l);
-    }
-    assert_int_equal(gpus, 8);
-    assert_int_equal(nvsw, 4);
-    assert_int_equal(nics, 8);
+    count_nvlinks(t, "gpu0", &gpu0);
+    assert_int_equal(count_nodes(t, "gpu", 0), 8);
+    assert_int_equal(count_nodes(t, "nvswitch", 0), 4);
+    assert_int_equal(count_nodes(t, "nic", 0), 8);
     assert_near(gpu0, 450, 1e-9);
     json_decref(t);
     free(text);
@@ -239,12 +263,11 @@ static void test_reference_dump(void **state)
 static void test_hint_fabric(void **state)
 {
     char *text;
-    size_t len, i;
+    size_t len;
     cp_import_opts o;
     json_t *t;
     cp_err e;
-    double gpu0 = 0;
-    int nvsw = 0, nvlinks = 0, reducers = 0;
+    double gpu0;
     const char *path = SHARED_DATA "/topologies/aws-p4d-24xl-topo.xml";
     (void)state;
     if (!have_shared_data()) {
@@ -254,31 +277,15 @@ static void test_hint_fabric(void **state)
     assert_int_equal(cp_read_file(path, &text, &len, &e), CP_OK);
     cp_import_opts_default(&o);
     assert_int_equal(cp_import_nccl_topo(path, text, len, &o, &t, &e), CP_OK);
-    for (i = 0; i < json_array_size(json_object_get(t, "nodes")); i++) {
-        const json_t *n = json_array_get(json_object_get(t, "nodes"), i);
-        nvsw += !strcmp(json_string_value(json_object_get(n, "kind")), "nvswitch");
-        reducers += json_object_get(n, "reduce_gbs") != NULL;
-    }
-    for (i = 0; i < json_array_size(json_object_get(t, "links")); i++) {
-        const json_t *l = json_array_get(json_object_get(t, "links"), i);
-        if (strcmp(json_string_value(json_object_get(l, "kind")), "nvlink") != 0)
-            continue;
-        nvlinks++;
-        if (!strcmp(json_string_value(json_object_get(l, "a")), "gpu0"))
-            gpu0 += gbs_of(l);
-    }
-    assert_int_equal(nvsw, 6);
-    assert_int_equal(nvlinks, 48); /* 8 GPUs x 6 chips */
+    assert_int_equal(count_nodes(t, "nvswitch", 0), 6);
+    assert_int_equal(count_nvlinks(t, "gpu0", &gpu0), 48); /* 8 GPUs x 6 chips */
     assert_near(gpu0, 300, 1e-9);
-    assert_int_equal(reducers, 0);
+    assert_int_equal(count_nodes(t, NULL, 1), 0);
     assert_non_null(strstr(json_string_value(json_object_get(t, "note")), "HGX A100"));
     json_decref(t);
     o.no_fabric = 1;
     assert_int_equal(cp_import_nccl_topo(path, text, len, &o, &t, &e), CP_OK);
-    for (i = 0, nvlinks = 0; i < json_array_size(json_object_get(t, "links")); i++)
-        nvlinks += !strcmp(json_string_value(json_object_get(json_array_get(
-                               json_object_get(t, "links"), i), "kind")), "nvlink");
-    assert_int_equal(nvlinks, 0);
+    assert_int_equal(count_nvlinks(t, "gpu0", NULL), 0);
     assert_non_null(strstr(json_string_value(json_object_get(t, "note")), "PCIe only"));
     json_decref(t);
     free(text);
@@ -300,8 +307,7 @@ static void test_hint_fabric_h100(void **state)
     (void)state;
     cp_import_opts_default(&o);
     for (ngpu = 8; ngpu >= 7; ngpu--) {
-        double gpu0 = 0;
-        int nvsw = 0;
+        double gpu0;
         len = (size_t)snprintf(xml, sizeof xml, "<system version=\"1\">\n <cpu numaid=\"0\">\n");
         for (g = 0; g < ngpu; g++)
             len += (size_t)snprintf(xml + len, sizeof xml - len,
@@ -314,18 +320,12 @@ static void test_hint_fabric_h100(void **state)
             const json_t *n = json_array_get(json_object_get(t, "nodes"), i);
             if (strcmp(json_string_value(json_object_get(n, "kind")), "nvswitch") != 0)
                 continue;
-            nvsw++;
             assert_true(k < 4);
             assert_near(json_number_value(json_object_get(n, "reduce_gbs")), reduce[k], 1e-9);
             k++;
         }
-        for (i = 0; i < json_array_size(json_object_get(t, "links")); i++) {
-            const json_t *l = json_array_get(json_object_get(t, "links"), i);
-            if (!strcmp(json_string_value(json_object_get(l, "a")), "gpu0") &&
-                !strcmp(json_string_value(json_object_get(l, "kind")), "nvlink"))
-                gpu0 += gbs_of(l);
-        }
-        assert_int_equal(nvsw, ngpu == 8 ? 4 : 0);
+        count_nvlinks(t, "gpu0", &gpu0);
+        assert_int_equal(k, ngpu == 8 ? 4 : 0);
         assert_near(gpu0, ngpu == 8 ? 450 : 0, 1e-9);
         json_decref(t);
     }
