@@ -228,32 +228,42 @@ static void test_import_bad_numbers(void **state)
     }
 }
 
+/* Import ../shared/data/topologies/NAME with options o; NULL (and a note)
+ * when the reference data is absent. */
+static json_t *import_shared(const char *name, const cp_import_opts *o)
+{
+    char path[512], *text;
+    size_t len;
+    json_t *t;
+    cp_err e;
+    if (!have_shared_data()) {
+        print_message("reference data absent: %s not imported\n", name);
+        return NULL;
+    }
+    snprintf(path, sizeof path, "%s/topologies/%s", SHARED_DATA, name);
+    assert_int_equal(cp_read_file(path, &text, &len, &e), CP_OK);
+    assert_int_equal(cp_import_nccl_topo(path, text, len, o, &t, &e), CP_OK);
+    free(text);
+    return t;
+}
+
 /* The IBM Cloud H100 dump: 8 GPUs, each with NVLinks 5/5/4/4 to four
  * NVSwitches: 18 links x 25 = 450 GB/s per GPU; 8 NICs at 200 Gb/s. */
 static void test_reference_dump(void **state)
 {
-    char *text;
-    size_t len;
     cp_import_opts o;
     json_t *t;
-    cp_err e;
     double gpu0;
-    const char *path = SHARED_DATA "/topologies/ibm-cloud-gx3d-8xh100-topo.xml";
     (void)state;
-    if (!have_shared_data()) {
-        print_message("reference data absent: dump import not run\n");
-        return;
-    }
-    assert_int_equal(cp_read_file(path, &text, &len, &e), CP_OK);
     cp_import_opts_default(&o);
-    assert_int_equal(cp_import_nccl_topo(path, text, len, &o, &t, &e), CP_OK);
+    if (!(t = import_shared("ibm-cloud-gx3d-8xh100-topo.xml", &o)))
+        return;
     count_nvlinks(t, "gpu0", &gpu0);
     assert_int_equal(count_nodes(t, "gpu", 0), 8);
     assert_int_equal(count_nodes(t, "nvswitch", 0), 4);
     assert_int_equal(count_nodes(t, "nic", 0), 8);
     assert_near(gpu0, 450, 1e-9);
     json_decref(t);
-    free(text);
 }
 
 /* The AWS p4d hint: eight PCI device 0x20b0 (A100-SXM4-40GB) and no
@@ -262,21 +272,13 @@ static void test_reference_dump(void **state)
  * reduction (gen 2).  --no-fabric leaves no NVLink at all. */
 static void test_hint_fabric(void **state)
 {
-    char *text;
-    size_t len;
     cp_import_opts o;
     json_t *t;
-    cp_err e;
     double gpu0;
-    const char *path = SHARED_DATA "/topologies/aws-p4d-24xl-topo.xml";
     (void)state;
-    if (!have_shared_data()) {
-        print_message("reference data absent: hint import not run\n");
-        return;
-    }
-    assert_int_equal(cp_read_file(path, &text, &len, &e), CP_OK);
     cp_import_opts_default(&o);
-    assert_int_equal(cp_import_nccl_topo(path, text, len, &o, &t, &e), CP_OK);
+    if (!(t = import_shared("aws-p4d-24xl-topo.xml", &o)))
+        return;
     assert_int_equal(count_nodes(t, "nvswitch", 0), 6);
     assert_int_equal(count_nvlinks(t, "gpu0", &gpu0), 48); /* 8 GPUs x 6 chips */
     assert_near(gpu0, 300, 1e-9);
@@ -284,11 +286,10 @@ static void test_hint_fabric(void **state)
     assert_non_null(strstr(json_string_value(json_object_get(t, "note")), "HGX A100"));
     json_decref(t);
     o.no_fabric = 1;
-    assert_int_equal(cp_import_nccl_topo(path, text, len, &o, &t, &e), CP_OK);
+    t = import_shared("aws-p4d-24xl-topo.xml", &o);
     assert_int_equal(count_nvlinks(t, "gpu0", NULL), 0);
     assert_non_null(strstr(json_string_value(json_object_get(t, "note")), "PCIe only"));
     json_decref(t);
-    free(text);
 }
 
 /* Eight H100-SXM5 (PCI device 0x2330) in a hint with no NVLink: the HGX
