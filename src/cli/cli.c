@@ -103,6 +103,11 @@ int cli_parse_hosts(const char *cmd, const char *arg, int *out)
     return cli_parse_count(cmd, "--hosts", arg, CP_MAX_HOSTS, out);
 }
 
+int cli_parse_gpus(const char *cmd, const char *arg, int *out)
+{
+    return cli_parse_count(cmd, "--gpus", arg, 256, out);
+}
+
 int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double max,
                        double *out)
 {

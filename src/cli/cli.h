@@ -78,6 +78,10 @@ int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, 
 /* Parse --hosts N (1 .. CP_MAX_HOSTS); 0 or a usage error (2). */
 int cli_parse_hosts(const char *cmd, const char *arg, int *out);
 
+/* Parse --gpus N (1 .. 256: the GPUs of each host a job uses); 0 or a usage
+ * error (2). */
+int cli_parse_gpus(const char *cmd, const char *arg, int *out);
+
 /* Write `v` as indented JSON with a final newline to `f` and release it
  * (steals the reference).  0, or -1 when out of memory or writing failed. */
 int cli_dump_json(json_t *v, FILE *f);

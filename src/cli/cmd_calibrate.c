@@ -16,17 +16,20 @@
 #include "out/jsonfmt.h"
 
 static const char help[] =
-    "usage: coarse-plan calibrate NCCL_TESTS_OUTPUT -t TOPO [--hosts N] [-o OUT.json]\n"
-    "                             [--op OP] [-a ALG] [--launch-us US] [--json]\n"
+    "usage: coarse-plan calibrate NCCL_TESTS_OUTPUT -t TOPO [--hosts N] [--gpus G]\n"
+    "                             [-o OUT.json] [--op OP] [-a ALG] [--launch-us US]\n"
+    "                             [--json]\n"
     "\n"
     "Fit the topology's calibration to measured nccl-tests output (all_reduce_perf\n"
     "console output, verbatim): the achieved fraction of nominal bandwidth (bw_eff)\n"
-    "of the link kind that binds, from the largest sizes, and the software latency\n"
-    "per step (step_us) of the slowest link kind, from the smallest sizes.  Prints\n"
-    "the fit and, for every row, measured and predicted time and the error.\n"
+    "of the link kind that binds and the Simple protocol's cost per step (simple_us),\n"
+    "from the largest sizes, and the software latency per step under LL (step_us)\n"
+    "of the slowest link kind, from the smallest sizes.  Prints the fit and, for\n"
+    "every row, measured and predicted time, the error and the protocol.\n"
     "\n"
     "  -t, --topo FILE     topology JSON describing the measured machine\n"
     "      --hosts N       the measurement spanned N copies of it\n"
+    "      --gpus G        ... using the first G GPUs of each (default: all)\n"
     "  -o, --output FILE   write the topology with the fitted calibration block\n"
     "      --op OP         operation measured (default allreduce)\n"
     "  -a, --algo ALG      algorithm NCCL used (default ring)\n"
@@ -37,7 +40,7 @@ static const char help[] =
     "The GPUs driven by one thread (nccl-tests -g) come from the table's header.\n"
     "Method and the shipped fits: docs/calibration.md.\n";
 
-enum { OPT_HOSTS = 256, OPT_OP, OPT_LAUNCH, OPT_JSON };
+enum { OPT_HOSTS = 256, OPT_OP, OPT_LAUNCH, OPT_JSON, OPT_GPUS };
 
 /* Default launch cost of one kernel when the topology has no calibration:
  * CUDA's documented launch overhead is a few microseconds; 5 us is the
@@ -46,7 +49,7 @@ enum { OPT_HOSTS = 256, OPT_OP, OPT_LAUNCH, OPT_JSON };
 
 typedef struct opts {
     const char *table, *topo, *out;
-    int hosts, alg, json;
+    int hosts, gpus, alg, json;
     cp_coll_op op;
     double launch;   /* < 0: keep the topology's */
 } opts;
@@ -55,6 +58,7 @@ static int parse_opts(int argc, char **argv, opts *o)
 {
     static const struct option lo[] = {
         {"topo", required_argument, NULL, 't'},     {"hosts", required_argument, NULL, OPT_HOSTS},
+        {"gpus", required_argument, NULL, OPT_GPUS},
         {"output", required_argument, NULL, 'o'},   {"op", required_argument, NULL, OPT_OP},
         {"algo", required_argument, NULL, 'a'},     {"launch-us", required_argument, NULL, OPT_LAUNCH},
         {"json", no_argument, NULL, OPT_JSON},      {"help", no_argument, NULL, 'h'},
@@ -73,6 +77,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 'o': o->out = optarg; break;
         case OPT_HOSTS:
             if (cli_parse_hosts("calibrate", optarg, &o->hosts))
+                return CP_EINPUT;
+            break;
+        case OPT_GPUS:
+            if (cli_parse_gpus("calibrate", optarg, &o->gpus))
                 return CP_EINPUT;
             break;
         case OPT_OP:
@@ -171,12 +179,16 @@ static void print_fit(const opts *o, const cp_topo *t, const cp_nccl_table *tab,
     printf("# %s step_us: %.3f -> %.3f%s (from the %d smallest times)\n",
            cp_link_kind_name(f->lat_kind), f->step_before, f->step_after,
            f->step_clamped ? " (clamped at 0)" : "", f->nlat_rows);
-    printf("# %s simple_us: %.3f -> %.3f%s%s (Simple's intercept, from the %d largest "
-           "sizes)\n", cp_link_kind_name(f->lat_kind), f->simple_before, f->simple_after,
-           f->simple_clamped ? " (clamped at 0)" : "",
-           f->simple_below_other ? " (another kind's simple_us is larger and sets the pace)"
-                                 : "",
-           f->nbw_rows);
+    if (f->simple_fitted)
+        printf("# %s simple_us: %.3f -> %.3f%s%s (Simple's intercept, from the %d largest "
+               "sizes)\n", cp_link_kind_name(f->lat_kind), f->simple_before, f->simple_after,
+               f->simple_clamped ? " (clamped at 0)" : "",
+               f->simple_below_other ? " (another kind's simple_us is larger and sets the "
+                                       "pace)" : "",
+               f->nbw_rows);
+    else
+        printf("# %s simple_us: %.3f kept (one size in the top six octaves: too few to fit "
+               "Simple's intercept)\n", cp_link_kind_name(f->lat_kind), f->simple_after);
     printf("# launch_us: %.3f per kernel x %d GPUs per thread\n", t->calib.launch_us,
            tab->gpus_per_thread);
     printf("#%12s  %12s  %12s  %8s  %s\n", "size (B)", "measured us", "predicted us", "error",
@@ -224,7 +236,7 @@ int cmd_calibrate(int argc, char **argv)
     memset(&tab, 0, sizeof tab);
     rc = cp_nccl_load(o.table, &tab, &e);
     if (rc == CP_OK)
-        rc = cp_topo_load_hosts(o.topo, o.hosts, &t, &e);
+        rc = cp_topo_load_machine(o.topo, o.gpus, o.hosts, &t, &e);
     if (rc == CP_OK) {
         if (o.launch >= 0)
             t->calib.launch_us = o.launch;

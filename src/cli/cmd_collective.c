@@ -14,15 +14,16 @@
 #include "load/load.h"
 
 static const char help[] =
-    "usage: coarse-plan collective -t TOPO [--hosts N] [-o OP] [-a ALG] [-b MIN] [-e MAX]\n"
-    "                              [-f FACTOR] [--dtype float|half] [-g N] [--json]\n"
-    "                              [--explain]\n"
+    "usage: coarse-plan collective -t TOPO [--hosts N] [--gpus G] [-o OP] [-a ALG]\n"
+    "                              [-b MIN] [-e MAX] [-f FACTOR] [--dtype float|half]\n"
+    "                              [-g N] [--json] [--explain]\n"
     "\n"
     "Predict a collective's time over a range of sizes, in nccl-tests layout: size,\n"
     "count, type, redop, time (us), algbw and busbw (GB/s), and the algorithm.\n"
     "\n"
     "  -t, --topo FILE       topology JSON\n"
     "      --hosts N         replicate a single-host topology N times over its NICs\n"
+    "      --gpus G          use the first G GPUs of each host (default: all)\n"
     "  -o, --op OP           allreduce (default), reducescatter, allgather, broadcast\n"
     "  -a, --algo ALG        ring, tree, nvls, hier, ps (parameter server in CPU\n"
     "                        memory), collnet (in-network reduction, SHARP: needs a\n"
@@ -43,11 +44,11 @@ static const char help[] =
     "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (reducescatter, allgather), 1\n"
     "(broadcast), as nccl-tests documents.  The model: docs/collectives.md.\n";
 
-enum { OPT_HOSTS = 256, OPT_JSON, OPT_EXPLAIN, OPT_DTYPE };
+enum { OPT_HOSTS = 256, OPT_JSON, OPT_EXPLAIN, OPT_DTYPE, OPT_GPUS };
 
 typedef struct opts {
     const char *topo;
-    int hosts, json, explain, gpt, alg; /* alg -1 = auto */
+    int hosts, gpus, json, explain, gpt, alg; /* alg -1 = auto */
     cp_coll_op op;
     int64_t minb, maxb;
     long factor;
@@ -67,6 +68,7 @@ static int parse_opts(int argc, char **argv, opts *o)
 {
     static const struct option lo[] = {
         {"topo", required_argument, NULL, 't'},      {"hosts", required_argument, NULL, OPT_HOSTS},
+        {"gpus", required_argument, NULL, OPT_GPUS},
         {"op", required_argument, NULL, 'o'},        {"algo", required_argument, NULL, 'a'},
         {"minbytes", required_argument, NULL, 'b'},  {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'}, {"dtype", required_argument, NULL, OPT_DTYPE},
@@ -93,6 +95,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 't': o->topo = optarg; break;
         case OPT_HOSTS:
             if (cli_parse_hosts("collective", optarg, &o->hosts))
+                return CP_EINPUT;
+            break;
+        case OPT_GPUS:
+            if (cli_parse_gpus("collective", optarg, &o->gpus))
                 return CP_EINPUT;
             break;
         case 'o':
@@ -338,7 +344,7 @@ int cmd_collective(int argc, char **argv)
     if (rc)
         return rc < 0 ? CP_OK : rc;
     cp_err_clear(&e);
-    rc = cp_topo_load_hosts(o.topo, o.hosts, &t, &e);
+    rc = cp_topo_load_machine(o.topo, o.gpus, o.hosts, &t, &e);
     if (rc)
         return cli_report(rc, &e);
     rc = cli_blame(cp_coll_build(t, o.gpt, &c, &e), &e, o.topo);

@@ -16,7 +16,7 @@
 
 static const char help[] =
     "usage: coarse-plan compare -m MODEL[,MODEL..] -t TOPO[,TOPO..] -o FILE.csv\n"
-    "                           [-s S1,S2..] [--hosts N] [--compute-ms T] [--mfu F]\n"
+    "                           [-s S1,S2..] [--hosts N] [--gpus G] [--compute-ms T] [--mfu F]\n"
     "                           [--bucket-mb B] [--compute-scale F] [--grad-dtype T]\n"
     "                           [--accum-steps K] [--bucket-view]\n"
     "                           [--framework ddp|horovod|zero2|fsdp] [--jitter CV]\n"
@@ -29,7 +29,8 @@ static const char help[] =
     "  model,topology,gpus,memdev_gbs,memdev_reduce_gbs,strategy,available,\n"
     "  iteration_ms,compute_ms,comm_ms,exposed_comm_ms,speedup_vs_ring,\n"
     "  compute_source,note\n"
-    "-m and -t may repeat.  Strategies default to ring,tree,auto,ps,proxy,coarse;\n"
+    "-m and -t may repeat.  --gpus G uses the first G GPUs of each host.\n"
+    "Strategies default to ring,tree,auto,ps,proxy,coarse;\n"
     "one a machine cannot run gets available=0 and the reason in `note`.\n"
     "--memdev-gbs / --memdev-reduce-gbs replace every CXL link's bandwidth and\n"
     "every memory device's reduce rate with each listed value in turn (a sweep\n"
@@ -40,13 +41,13 @@ static const char help[] =
     "--svg also draws the speed-ups over ring as a grouped bar chart.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE,
-       OPT_SVG };
+       OPT_SVG, OPT_GPUS };
 
 #define MAX_LIST 64
 
 typedef struct opts {
     const char *models[MAX_LIST], *topos[MAX_LIST], *out, *svg;
-    int nm, nt, hosts, ns;
+    int nm, nt, hosts, gpus, ns;
     cp_strategy strat[CP_STRATEGIES];
     double mgbs[MAX_LIST], mred[MAX_LIST];
     int nmg, nmr;
@@ -84,7 +85,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     static const struct option lo[] = {
         {"model", required_argument, NULL, 'm'},     {"topo", required_argument, NULL, 't'},
         {"output", required_argument, NULL, 'o'},    {"strategies", required_argument, NULL, 's'},
-        {"hosts", required_argument, NULL, OPT_HOSTS}, {"compute-ms", required_argument, NULL, OPT_COMPUTE},
+        {"hosts", required_argument, NULL, OPT_HOSTS}, {"gpus", required_argument, NULL, OPT_GPUS}, {"compute-ms", required_argument, NULL, OPT_COMPUTE},
         {"mfu", required_argument, NULL, OPT_MFU},   {"bucket-mb", required_argument, NULL, OPT_BUCKET},
         {"compute-scale", required_argument, NULL, OPT_SCALE},
         {"grad-dtype", required_argument, NULL, OPT_DTYPE},
@@ -117,6 +118,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             nn = 0;
             break;
         case OPT_HOSTS: rc = cli_parse_hosts("compare", optarg, &o->hosts); break;
+        case OPT_GPUS: rc = cli_parse_gpus("compare", optarg, &o->gpus); break;
         case OPT_COMPUTE: rc = cli_parse_positive("compare", "--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
         case OPT_MFU: rc = cli_parse_positive("compare", "--mfu", optarg, 1, &o->p.mfu); break;
         case OPT_SCALE: rc = cli_parse_positive("compare", "--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
@@ -249,7 +251,7 @@ static int run(const opts *o, cp_err *e)
     for (i = 0; i < o->nm && rc == CP_OK; i++)
         rc = cp_model_load(o->models[i], &m[i], e);
     for (i = 0; i < o->nt && rc == CP_OK; i++)
-        rc = cp_topo_load_hosts(o->topos[i], o->hosts, &t[i], e);
+        rc = cp_topo_load_machine(o->topos[i], o->gpus, o->hosts, &t[i], e);
     if (rc == CP_OK)
         rc = cp_out_open(&out, o->out, e);
     if (rc == CP_OK) {

@@ -1,5 +1,5 @@
 /*
- * cmd_info.c - `coarse-plan info -m MODEL | -t TOPO [--hosts N] [--json]`:
+ * cmd_info.c - `coarse-plan info -m MODEL | -t TOPO [--hosts N] [--gpus G] [--json]`:
  * what a model or a machine contains, and for a machine where its
  * bottlenecks are.
  */
@@ -12,7 +12,7 @@
 
 static const char help[] =
     "usage: coarse-plan info -m MODEL [--json]\n"
-    "       coarse-plan info -t TOPO [--hosts N] [--json]\n"
+    "       coarse-plan info -t TOPO [--hosts N] [--gpus G] [--json]\n"
     "\n"
     "Describe a model (tensors, parameters, gradient bytes, size distribution)\n"
     "or a topology (hosts, GPUs, NICs, memory devices, links, and for each GPU\n"
@@ -21,12 +21,13 @@ static const char help[] =
     "  -m, --model FILE   model JSON\n"
     "  -t, --topo FILE    topology JSON\n"
     "      --hosts N      replicate a single-host topology N times over its NICs\n"
+    "      --gpus G       keep the first G GPUs of each host\n"
     "      --json         machine-readable output:\n"
     "                     {\"kind\":\"model\",\"name\",\"tensors\",\"params\",\"grad_bytes\",...}\n"
     "                     {\"kind\":\"topology\",\"name\",\"hosts\",\"gpus\",\"nics\",\n"
     "                      \"memdevs\",\"links\",...}\n";
 
-enum { OPT_HOSTS = 256, OPT_JSON };
+enum { OPT_HOSTS = 256, OPT_JSON, OPT_GPUS };
 
 static int info_model(const char *path, int json, cp_err *e)
 {
@@ -42,10 +43,10 @@ static int info_model(const char *path, int json, cp_err *e)
     return rc == CP_EINTERNAL ? cp_fail(e, CP_EINTERNAL, "writing output failed") : rc;
 }
 
-static int info_topo(const char *path, int hosts, int json, cp_err *e)
+static int info_topo(const char *path, int gpus, int hosts, int json, cp_err *e)
 {
     cp_topo *t;
-    int rc = cp_topo_load_hosts(path, hosts, &t, e);
+    int rc = cp_topo_load_machine(path, gpus, hosts, &t, e);
     if (rc)
         return rc;
     if (json)
@@ -63,9 +64,10 @@ int cmd_info(int argc, char **argv)
     static const struct option opts[] = {
         {"model", required_argument, NULL, 'm'}, {"topo", required_argument, NULL, 't'},
         {"hosts", required_argument, NULL, OPT_HOSTS}, {"json", no_argument, NULL, OPT_JSON},
+        {"gpus", required_argument, NULL, OPT_GPUS},
         {"help", no_argument, NULL, 'h'},        {0, 0, 0, 0}};
     const char *model = NULL, *topo = NULL;
-    int c, json = 0, hosts = 1;
+    int c, json = 0, hosts = 1, gpus = 0;
     cp_err e;
 
     cp_err_clear(&e);
@@ -86,6 +88,10 @@ int cmd_info(int argc, char **argv)
             if (cli_parse_hosts("info", optarg, &hosts))
                 return CP_EINPUT;
             break;
+        case OPT_GPUS:
+            if (cli_parse_gpus("info", optarg, &gpus))
+                return CP_EINPUT;
+            break;
         case OPT_JSON:
             json = 1;
             break;
@@ -99,8 +105,8 @@ int cmd_info(int argc, char **argv)
         return cli_usage("info", "unexpected argument '%s'", argv[optind]);
     if (!model == !topo)
         return cli_usage("info", "give exactly one of -m MODEL or -t TOPO");
-    if (model && hosts > 1)
-        return cli_usage("info", "--hosts applies to a topology (-t)");
-    return cli_report(model ? info_model(model, json, &e) : info_topo(topo, hosts, json, &e),
+    if (model && (hosts > 1 || gpus > 0))
+        return cli_usage("info", "--hosts and --gpus apply to a topology (-t)");
+    return cli_report(model ? info_model(model, json, &e) : info_topo(topo, gpus, hosts, json, &e),
                       &e);
 }

@@ -13,7 +13,7 @@
 #include "plan/plan_predict.h"
 
 static const char help[] =
-    "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N]\n"
+    "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N] [--gpus G]\n"
     "                           [--compute-ms T] [--framework ddp|horovod|zero2|fsdp]\n"
     "                           [--fsdp-wrap block|layer|MB]\n"
     "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
@@ -34,6 +34,8 @@ static const char help[] =
     "                          collnet (in-network reduction, SHARP), ps (parameter\n"
     "                          server in CPU memory), best (fastest per bucket)\n"
     "      --hosts N           replicate a single-host topology N times\n"
+    "      --gpus G            use the first G GPUs of each host (as\n"
+    "                          CUDA_VISIBLE_DEVICES=0..G-1); default: all\n"
     "      --compute-ms T      measured one-GPU iteration time (forward, backward,\n"
     "                          optimizer), split over layers by FLOPs or parameters;\n"
     "                          default: the model's compute block, else an estimate\n"
@@ -75,11 +77,12 @@ static const char help[] =
     "The model and its assumptions: docs/model.md.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
-       OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF };
+       OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
+       OPT_GPUS };
 
 typedef struct opts {
     const char *model, *topo;
-    int hosts, json, csv, timeline, explicit_list, whatif;
+    int hosts, gpus, json, csv, timeline, explicit_list, whatif;
     cp_strategy list[CP_STRATEGIES];
     int nlist;
     double sweep_lo, sweep_hi;
@@ -129,6 +132,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     static const struct option lo[] = {
         {"model", required_argument, NULL, 'm'},        {"topo", required_argument, NULL, 't'},
         {"strategies", required_argument, NULL, 's'},   {"hosts", required_argument, NULL, OPT_HOSTS},
+        {"gpus", required_argument, NULL, OPT_GPUS},
         {"compute-ms", required_argument, NULL, OPT_COMPUTE},
         CLI_FRAMEWORK_LONGOPT, {"bucket-mb", required_argument, NULL, OPT_BUCKET},
         {"first-bucket-mb", required_argument, NULL, OPT_FIRST},
@@ -155,6 +159,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 't': o->topo = optarg; break;
         case 's': rc = parse_list(optarg, o); break;
         case OPT_HOSTS: rc = cli_parse_hosts("predict", optarg, &o->hosts); break;
+        case OPT_GPUS: rc = cli_parse_gpus("predict", optarg, &o->gpus); break;
         case OPT_COMPUTE: rc = cli_parse_positive("predict", "--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
         case OPT_BUCKET:
             rc = cli_parse_positive("predict", "--bucket-mb", optarg, 65536, &o->p.bucket_mb);
@@ -409,7 +414,7 @@ static int run(const opts *oin, cp_err *e)
     double ring_ms = 0;
 
     memset(res, 0, sizeof res);
-    if ((rc = cp_model_load(o.model, &m, e)) || (rc = cp_topo_load_hosts(o.topo, o.hosts, &t, e)))
+    if ((rc = cp_model_load(o.model, &m, e)) || (rc = cp_topo_load_machine(o.topo, o.gpus, o.hosts, &t, e)))
         goto done;
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o.p, e), e, o.model)))
         goto done;

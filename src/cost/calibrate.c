@@ -90,6 +90,20 @@ static int fit_line(const cp_nccl_table *tab, int lo, int hi, double *A, double 
     return 1;
 }
 
+/* beta minimising sum ((A + beta S - T) / T)^2 over rows [lo, hi) with A
+ * given: a table with one size in its top octaves fits the slope alone. */
+static double fit_slope(const cp_nccl_table *tab, int lo, int hi, double A)
+{
+    double num = 0, den = 0;
+    int i;
+    for (i = lo; i < hi; i++) {
+        double s = tab->rows[i].bytes / tab->rows[i].time_us;
+        num += s * (1 - A / tab->rows[i].time_us);
+        den += s * s;
+    }
+    return den > 0 ? num / den : 0;
+}
+
 /* A minimising sum ((A + slope_i S - T) / T)^2 over the latency rows, each
  * row at the slope of the protocol the model runs there (slope[i]). */
 static double fit_A(const cp_nccl_table *tab, const int *rows, int n, const double *slope)
@@ -122,7 +136,7 @@ static int pick_rows(const cp_nccl_table *tab, int *bw_lo, int *lat, int *nlat)
         if (tab->rows[i].bytes >= smax / 64 && i < *bw_lo)
             *bw_lo = i;
     }
-    return *nlat > 0 && tab->nrows - *bw_lo >= 2;
+    return *nlat > 0 && tab->nrows - *bw_lo >= 1;
 }
 
 /* One round: measure the model's lines and sensitivity, fit, update t->calib. */
@@ -130,7 +144,7 @@ static int round_fit(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_col
                      const int *lat, int nlat, int bw_lo, cp_fit *f, cp_err *e)
 {
     line l, l2;
-    double Afit_s, Afit_ll, bfit, c, d, simple, other = 0, *slope;
+    double Afit_s = 0, Afit_ll, bfit = 0, c, d, simple, other = 0, *slope;
     cp_link_kind bk;
     int gpt = tab->gpus_per_thread, rc, i, k;
     cp_calib_kind *lk;
@@ -165,7 +179,12 @@ static int round_fit(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_col
     }
     cp_coll_free(&model);
     c = l2.A_ll - l.A_ll; /* us of LL intercept per us of step */
-    if (!fit_line(tab, bw_lo, tab->nrows, &Afit_s, &bfit) || !(bfit > 0) || !(c > 0)) {
+    /* two sizes or more fit Simple's line; one fits its slope through the
+     * model's intercept, and simple_us stays as it was */
+    f->simple_fitted = fit_line(tab, bw_lo, tab->nrows, &Afit_s, &bfit);
+    if (!f->simple_fitted)
+        bfit = fit_slope(tab, bw_lo, tab->nrows, l.A_s);
+    if (!(bfit > 0) || !(c > 0)) {
         free(slope);
         return cp_fail(e, CP_EINPUT, "the table cannot be fitted: time does not grow with "
                                      "size, or the model has no steps over %s links",
@@ -196,6 +215,8 @@ static int round_fit(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_col
                        lk->step_us, cp_link_kind_name(f->lat_kind), CP_MAX_STEP_US);
     /* Simple's intercept is LL's plus steps x simple_us of the slowest kind
      * in use (eq. C11): what is left of the fitted intercept, per step. */
+    if (!f->simple_fitted)
+        return CP_OK;
     simple = l.steps > 0 ? (Afit_s - (l.A_ll + c * d)) / l.steps : 0;
     for (k = 0; k < CP_LINK_KINDS; k++)
         if (k != (int)f->lat_kind && t->calib.kind[k].simple_us > other)

@@ -30,6 +30,7 @@ typedef struct cp_fit {
     double simple_before, simple_after; /* lat_kind's simple_us */
     int simple_clamped;          /* the fit asked for a negative Simple step */
     int simple_below_other;      /* another kind's simple_us is larger and sets the pace */
+    int simple_fitted;           /* 0: one size in the top octaves, simple_us kept */
     int nbw_rows, nlat_rows;     /* rows used for each fit */
     double *pred_us;             /* [nrows] predictions after the fit, owned */
     cp_proto *proto;             /* [nrows] protocol of each prediction, owned */

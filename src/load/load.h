@@ -31,4 +31,9 @@ int cp_topo_load_doc(const cp_jdoc *d, cp_topo **out, cp_err *e);
 /* Load a topology and, when nhosts > 1, replicate it (cp_topo_replicate). */
 int cp_topo_load_hosts(const char *path, int nhosts, cp_topo **out, cp_err *e);
 
+/* The machine a command runs on: the file, cut to its first `gpus` GPUs per
+ * host when gpus > 0 (cp_topo_subset, --gpus), then replicated to `nhosts`
+ * hosts when nhosts > 1 (--hosts). */
+int cp_topo_load_machine(const char *path, int gpus, int nhosts, cp_topo **out, cp_err *e);
+
 #endif

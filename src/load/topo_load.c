@@ -369,11 +369,26 @@ int cp_topo_load(const char *path, cp_topo **out, cp_err *e)
 
 int cp_topo_load_hosts(const char *path, int nhosts, cp_topo **out, cp_err *e)
 {
-    cp_topo *t;
+    return cp_topo_load_machine(path, 0, nhosts, out, e);
+}
+
+int cp_topo_load_machine(const char *path, int gpus, int nhosts, cp_topo **out, cp_err *e)
+{
+    cp_topo *t, *s;
     int rc = cp_topo_load(path, &t, e);
-    if (rc || nhosts <= 1) {
-        *out = rc ? NULL : t;
+    *out = NULL;
+    if (rc)
         return rc;
+    if (gpus > 0) {
+        rc = cp_topo_subset(t, gpus, &s, e);
+        cp_topo_free(t);
+        if (rc)
+            return rc;
+        t = s;
+    }
+    if (nhosts <= 1) {
+        *out = t;
+        return CP_OK;
     }
     rc = cp_topo_replicate(t, nhosts, out, e);
     cp_topo_free(t);

@@ -269,6 +269,83 @@ fail:
     return NULL;
 }
 
+int cp_topo_subset(const cp_topo *src, int per_host, cp_topo **out, cp_err *e)
+{
+    int *map = malloc(((size_t)src->nnodes + 1) * sizeof *map);
+    int *seen = calloc((size_t)src->nhosts + 1, sizeof *seen);
+    char name[300];
+    cp_topo *t = NULL;
+    int i, h, rc = CP_OK, bad;
+    *out = NULL;
+    if (!map || !seen)
+        goto oom;
+    for (i = 0; i < src->nnodes; i++) {
+        const cp_node *n = &src->nodes[i];
+        int hh = n->host >= 0 && n->host < src->nhosts ? n->host : 0;
+        map[i] = n->kind == CP_GPU && seen[hh]++ >= per_host ? -1 : 0;
+    }
+    for (h = 0; h < src->nhosts; h++)
+        if (seen[h] > 0 && seen[h] < per_host) {
+            rc = cp_fail_at(e, CP_EINPUT, src->src_path, 0, 0, NULL,
+                            "--gpus %d: host %d has %d GPU%s", per_host, h, seen[h],
+                            seen[h] == 1 ? "" : "s");
+            goto done;
+        }
+    snprintf(name, sizeof name, "%s %dgpu", src->name, per_host);
+    if (!(t = cp_topo_new(name)))
+        goto oom;
+    t->calib = src->calib;
+    t->fabric_reduce_gbs = src->fabric_reduce_gbs;
+    if (src->src_path && !(t->src_path = strdup(src->src_path)))
+        goto oom;
+    for (i = 0; i < src->nnodes; i++) {
+        const cp_node *n = &src->nodes[i];
+        char *id;
+        if (map[i] < 0)
+            continue;
+        if ((map[i] = cp_topo_add_node(t, n->id, n->kind, n->host)) < 0)
+            goto oom;
+        id = t->nodes[map[i]].id;
+        t->nodes[map[i]] = *n;
+        t->nodes[map[i]].id = id;
+        t->nodes[map[i]].model = n->model ? strdup(n->model) : NULL;
+        if (n->model && !t->nodes[map[i]].model)
+            goto oom;
+    }
+    for (i = 0; i < src->nlinks; i++) {
+        const cp_link *l = &src->links[i];
+        int k;
+        if (map[l->a] < 0 || map[l->b] < 0)
+            continue;
+        if ((k = cp_topo_add_link(t, map[l->a], map[l->b], l->kind, l->gbs[0], l->gbs[1],
+                                  l->lat_us)) < 0)
+            goto oom;
+        t->links[k].src_line = l->src_line;
+    }
+    if ((rc = cp_topo_index(t, e)))
+        goto done;
+    if ((bad = cp_topo_unreachable_gpu(t)) != -1) {
+        if (bad == -2)
+            goto oom;
+        rc = cp_fail_at(e, CP_EINPUT, src->src_path, 0, 0, NULL,
+                        "--gpus %d: gpu \"%s\" cannot reach gpu \"%s\" without the GPUs "
+                        "left out (routes never pass through a GPU)",
+                        per_host, t->nodes[bad].id, t->nodes[t->gpus[0]].id);
+        goto done;
+    }
+    goto done;
+oom:
+    rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+done:
+    free(map);
+    free(seen);
+    if (rc)
+        cp_topo_free(t);
+    else
+        *out = t;
+    return rc;
+}
+
 /* Copy node `src` into `dst` as host h with a prefixed id. */
 static int copy_node(cp_topo *dst, const cp_node *src, int h)
 {

@@ -168,4 +168,11 @@ int cp_topo_count(const cp_topo *t, cp_node_kind k);
  * already has several hosts or has no NIC. */
 int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e);
 
+/* The machine with only the first `per_host` GPUs (in file order) of each
+ * host, as CUDA_VISIBLE_DEVICES=0..per_host-1 leaves a job: the other GPUs
+ * and their links are dropped, everything else kept; named "NAME Ngpu".
+ * CP_EINPUT when a host has fewer GPUs, or when what is left cannot reach
+ * itself; *out is new (cp_topo_free). */
+int cp_topo_subset(const cp_topo *src, int per_host, cp_topo **out, cp_err *e);
+
 #endif

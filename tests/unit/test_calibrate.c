@@ -125,6 +125,32 @@ static void test_fit_recovers_protocols(void **state)
     check_recovery(3, 3e5);
 }
 
+/* A table of three sizes (8 B, 1 MiB, 1 GiB) has one in its top six
+ * octaves: the fit keeps simple_us (here 0, as the table was made) and fits
+ * the slope through the model's intercept, so bw_eff 0.5 and step_us 2 come
+ * back all the same: every row is on the line T = 18 + 1.5 S / 25e3. */
+static void test_fit_few_sizes(void **state)
+{
+    cp_topo *t = test_nvlink_square(25, 25);
+    cp_nccl_table tab;
+    cp_fit fit;
+    cp_err e;
+    (void)state;
+    square_table(&tab, 0.5, 2);
+    tab.rows[1] = tab.rows[17]; /* 8 B, 1 MiB, 1 GiB */
+    tab.rows[2] = tab.rows[27];
+    tab.nrows = 3;
+    assert_int_equal(cp_calibrate(t, &tab, CP_OP_ALLREDUCE, CP_ALG_RING, &fit, &e), CP_OK);
+    assert_int_equal(fit.simple_fitted, 0);
+    assert_int_equal(fit.nbw_rows, 1);
+    assert_near(t->calib.kind[CP_NVLINK].simple_us, 0, 0);
+    assert_near(t->calib.kind[CP_NVLINK].bw_eff, 0.5, 1e-6);
+    assert_near(t->calib.kind[CP_NVLINK].step_us, 2.0, 1e-6);
+    cp_fit_free(&fit);
+    free(tab.rows);
+    cp_topo_free(t);
+}
+
 /* bw_eff 0.5 and step_us 2 with no Simple cost: T = 18 + 1.5 S / 25e3 at
  * every size, Simple throughout (LL never wins at half the bandwidth). */
 static void test_fit_recovers_parameters(void **state)
@@ -200,6 +226,7 @@ int main(void)
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_fit_recovers_parameters),
         cmocka_unit_test(test_fit_recovers_protocols),
+        cmocka_unit_test(test_fit_few_sizes),
         cmocka_unit_test(test_fit_refuses_out_of_range),
         cmocka_unit_test(test_shipped_calibration_current),
     };

@@ -382,6 +382,39 @@ static void test_protocols(void **state)
     cp_topo_free(t);
 }
 
+/* --gpus 4 on the DGX-1 V100 keeps gpu0..gpu3: NVLinks 0-1 25, 0-2 25, 0-3
+ * 50, 1-2 50, 1-3 25, 2-3 50 GB/s.  The three 4-rings per direction,
+ * x1 = 0-1-2-3, x2 = 0-1-3-2, x3 = 0-2-1-3, must keep 0-1 (x1 + x2 <= 25)
+ * and 1-3, 0-2 (x2 + x3 <= 25) within bounds, and 1-2, 2-3, 0-3 allow
+ * x1 + x3 <= 50: the most is x1 = x3 = 25, x2 = 0, 50 per direction, B =
+ * 100 x bw_eff.  Asking for 16 of 8 GPUs is an input error.  On a file with
+ * two hosts, --gpus 1 keeps one GPU of each. */
+static void test_gpu_subset(void **state)
+{
+    cp_topo *t, *full;
+    cp_coll c;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_topo_load_machine("topologies/dgx1-v100.json", 4, 1, &t, &e), CP_OK);
+    assert_int_equal(cp_topo_load("topologies/dgx1-v100.json", &full, &e), CP_OK);
+    assert_int_equal(t->ngpus, 4);
+    assert_int_equal(t->nnodes, full->nnodes - 4);
+    assert_string_equal(t->name, "dgx1-v100 4gpu");
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_near(c.cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0].bw_gbs,
+                100 * full->calib.kind[CP_NVLINK].bw_eff, 1e-6);
+    cp_coll_free(&c);
+    cp_topo_free(t);
+    cp_topo_free(full);
+    assert_int_equal(cp_topo_load_machine("topologies/dgx1-v100.json", 16, 1, &t, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "host 0 has 8 GPUs"));
+    assert_int_equal(cp_topo_load_machine("tests/data/good/topo/two-hosts.json", 1, 1, &t, &e),
+                     CP_OK);
+    assert_int_equal(t->ngpus, 2);
+    assert_int_equal(t->nhosts, 2);
+    cp_topo_free(t);
+}
+
 static void test_reference_tables(void **state)
 {
     (void)state;
@@ -411,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_launch_per_thread),
         cmocka_unit_test(test_dgx1_ring_packing),
         cmocka_unit_test(test_protocols),
+        cmocka_unit_test(test_gpu_subset),
         cmocka_unit_test(test_reference_tables),
     };
     return cmocka_run_group_tests_name("collective", tests, NULL, NULL);
