@@ -38,6 +38,7 @@ static void check_topo(const cp_topo *t)
     FUZZ_REQUIRE(t->nnodes >= t->ngpus && t->nnodes <= CP_MAX_NODES);
     FUZZ_REQUIRE(t->nlinks >= 0 && t->nlinks <= CP_MAX_LINKS);
     FUZZ_REQUIRE(t->nhosts >= 1);
+    FUZZ_REQUIRE(t->fabric_reduce_gbs == 0 || (t->fabric_reduce_gbs >= 1e-3 && t->fabric_reduce_gbs <= 1e5));
     for (i = 0; i < t->nnodes; i++) {
         const cp_node *n = &t->nodes[i];
         FUZZ_REQUIRE(n->id && n->id[0]);
@@ -61,6 +62,8 @@ static void check_topo(const cp_topo *t)
     for (k = 0; k < CP_LINK_KINDS; k++) {
         FUZZ_REQUIRE(t->calib.kind[k].bw_eff > 0 && t->calib.kind[k].bw_eff <= 1);
         FUZZ_REQUIRE(t->calib.kind[k].step_us >= 0 && isfinite(t->calib.kind[k].step_us));
+        FUZZ_REQUIRE(t->calib.kind[k].simple_us >= 0 &&
+                     t->calib.kind[k].simple_us <= CP_MAX_STEP_US);
     }
     FUZZ_REQUIRE(t->calib.launch_us >= 0 && isfinite(t->calib.launch_us));
     FUZZ_REQUIRE(cp_topo_unreachable_gpu(t) == -1);
