@@ -32,7 +32,7 @@
 #define MIN_TFLOPS 1e-3
 
 static const char *const top_keys[] = {"name", "nodes", "links", "calibration", "fabric", NULL};
-static const char *const fabric_keys[] = {"reduce_gbs", "note", NULL};
+static const char *const fabric_keys[] = {"reduce_gbs", "taper", "note", NULL};
 static const char *const node_keys[] = {"id", "kind", "host", "model", "reduce_gbs",
                                         "mem_gbs", "capacity_gb", "net_gbs",
                                         "net_latency_us", "tflops", "tflops_fp16", NULL};
@@ -293,7 +293,10 @@ static int read_fabric(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_topo *
     if ((rc = cp_jdoc_check_keys(d, e, obj, "fabric", fabric_keys)) ||
         (rc = get_bounded(d, e, obj, "fabric", "reduce_gbs", 0, MIN_GBS, MAX_GBS,
                           "a positive number (GB/s the network switch sums, SHARP)",
-                          &t->fabric_reduce_gbs)))
+                          &t->fabric_reduce_gbs)) ||
+        (rc = get_bounded(d, e, obj, "fabric", "taper", 0, 1, 64,
+                          "an oversubscription ratio from 1 (non-blocking) to 64",
+                          &t->fabric_taper)))
         return rc;
     return CP_OK;
 }

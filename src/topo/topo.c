@@ -237,6 +237,7 @@ cp_topo *cp_topo_clone(const cp_topo *src)
         return NULL;
     t->calib = src->calib;
     t->fabric_reduce_gbs = src->fabric_reduce_gbs;
+    t->fabric_taper = src->fabric_taper;
     if (src->src_path && !(t->src_path = strdup(src->src_path)))
         goto fail;
     for (i = 0; i < src->nnodes; i++) {
@@ -296,6 +297,7 @@ int cp_topo_subset(const cp_topo *src, int per_host, cp_topo **out, cp_err *e)
         goto oom;
     t->calib = src->calib;
     t->fabric_reduce_gbs = src->fabric_reduce_gbs;
+    t->fabric_taper = src->fabric_taper;
     if (src->src_path && !(t->src_path = strdup(src->src_path)))
         goto oom;
     for (i = 0; i < src->nnodes; i++) {
@@ -369,6 +371,35 @@ static int copy_node(cp_topo *dst, const cp_node *src, int h)
 }
 
 /* Add host h's copy of every node and link of src, and its NIC uplinks. */
+/* An oversubscribed network: host h's NICs (nodes base + i) join a leaf
+ * switch of their own, whose uplink to the spine `sw` carries the NICs'
+ * summed rate / taper.  A quarter of each NIC-to-NIC latency on each of the
+ * four hops (the uplinks at the fastest NIC's).  The leaf sums data as the
+ * spine does (SHARP aggregates at every level). */
+static int add_leaf(cp_topo *dst, const cp_topo *src, int h, int base, int sw)
+{
+    char id[64];
+    double sum = 0, lat = -1;
+    int i, leaf;
+    snprintf(id, sizeof id, "h%d/leaf", h);
+    if ((leaf = cp_topo_add_node(dst, id, CP_NET_SWITCH, h)) < 0)
+        return -1;
+    dst->nodes[leaf].reduce_gbs = src->fabric_reduce_gbs;
+    for (i = 0; i < src->nnodes; i++) {
+        const cp_node *n = &src->nodes[i];
+        if (n->kind != CP_NIC)
+            continue;
+        sum += n->net_gbs;
+        if (lat < 0 || n->net_lat_us < lat)
+            lat = n->net_lat_us;
+        if (cp_topo_add_link(dst, base + i, leaf, CP_NET, n->net_gbs, n->net_gbs,
+                             n->net_lat_us / 4) < 0)
+            return -1;
+    }
+    return cp_topo_add_link(dst, leaf, sw, CP_NET, sum / src->fabric_taper,
+                            sum / src->fabric_taper, lat / 4) < 0 ? -1 : 0;
+}
+
 static int add_host(cp_topo *dst, const cp_topo *src, int h, int sw)
 {
     int i, base = dst->nnodes;
@@ -383,6 +414,8 @@ static int add_host(cp_topo *dst, const cp_topo *src, int h, int sw)
             return -1;
         dst->links[k].src_line = l->src_line;
     }
+    if (src->fabric_taper > 1)
+        return add_leaf(dst, src, h, base, sw);
     for (i = 0; i < src->nnodes; i++) {
         const cp_node *n = &src->nodes[i];
         /* half the NIC-to-NIC latency on each side of the switch */
@@ -411,8 +444,8 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
         return cp_fail_at(e, CP_EINPUT, src->src_path, 0, 0, NULL,
                           "--hosts %d needs a NIC to join hosts; the topology has none",
                           nhosts);
-    if ((long long)src->nnodes * nhosts + 1 > CP_MAX_NODES ||
-        (long long)(src->nlinks + src->nnodes) * nhosts > CP_MAX_LINKS ||
+    if ((long long)(src->nnodes + 1) * nhosts + 1 > CP_MAX_NODES ||
+        (long long)(src->nlinks + src->nnodes + 1) * nhosts > CP_MAX_LINKS ||
         (long long)src->ngpus * nhosts > CP_MAX_GPUS)
         return cp_fail(e, CP_EINPUT, "--hosts %d: %d nodes per host would exceed the limit of "
                        "%d nodes / %d GPUs", nhosts, src->nnodes, CP_MAX_NODES, CP_MAX_GPUS);
@@ -428,6 +461,7 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
         goto oom;
     t->nodes[sw].reduce_gbs = src->fabric_reduce_gbs;
     t->fabric_reduce_gbs = src->fabric_reduce_gbs;
+    t->fabric_taper = src->fabric_taper;
     for (h = 0; h < nhosts; h++)
         if (add_host(t, src, h, sw))
             goto oom;

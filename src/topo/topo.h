@@ -92,6 +92,8 @@ typedef struct cp_topo {
     cp_calib calib;
     double fabric_reduce_gbs; /* in-network reduction (SHARP) of the switch that --hosts
                                * joins hosts by, GB/s of incoming data; 0: none */
+    double fabric_taper;      /* oversubscription of that network: each host's uplink
+                               * carries its NICs' rate / taper; <= 1: non-blocking */
     /* filled by cp_topo_index: */
     int *gpus;          /* node indices of the GPUs, in file order */
     int ngpus;

@@ -39,6 +39,7 @@ static void check_topo(const cp_topo *t)
     FUZZ_REQUIRE(t->nlinks >= 0 && t->nlinks <= CP_MAX_LINKS);
     FUZZ_REQUIRE(t->nhosts >= 1);
     FUZZ_REQUIRE(t->fabric_reduce_gbs == 0 || (t->fabric_reduce_gbs >= 1e-3 && t->fabric_reduce_gbs <= 1e5));
+    FUZZ_REQUIRE(t->fabric_taper == 0 || (t->fabric_taper >= 1 && t->fabric_taper <= 64));
     for (i = 0; i < t->nnodes; i++) {
         const cp_node *n = &t->nodes[i];
         FUZZ_REQUIRE(n->id && n->id[0]);

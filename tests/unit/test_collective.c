@@ -159,6 +159,20 @@ static void test_two_host_hierarchical(void **state)
     assert_int_equal(c.cost[CP_OP_ALLREDUCE][CP_ALG_COLLNET].phase[1].nbind, 0);
     cp_coll_free(&c);
     cp_topo_free(two);
+    /* A 2:1 oversubscribed network (fabric.taper 2): each host's NIC reaches
+     * the spine through a leaf whose uplink carries 10 / 2 = 5 GB/s; the
+     * NIC-to-NIC 2 us are four hops of 0.5.  hier's peers share the uplink:
+     * B = 5 / 2 = 2.5, 5e7 / 2.5e3 = 20000 us: T = 1000 + 1 + 20000 + 12 +
+     * 1000 + 1 = 22014 us.  CollNet (R = 100; the leaves sum too): 8 +
+     * max(2000, 5e7 / 2.5e3) = 20008 us. */
+    one->fabric_reduce_gbs = 100;
+    one->fabric_taper = 2;
+    assert_int_equal(cp_topo_replicate(one, 2, &two, &e), CP_OK);
+    assert_int_equal(cp_coll_build(two, 1, &c, &e), CP_OK);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_HIER, S), 22014.0, 1e-6);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_COLLNET, S), 20008.0, 1e-6);
+    cp_coll_free(&c);
+    cp_topo_free(two);
     cp_topo_free(one);
 }
 
