@@ -302,8 +302,9 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
         cp_prediction_free(out);
         out->available = 0;
         snprintf(out->why_not, sizeof out->why_not,
-                 "%s shards gradients with ReduceScatter and AllGather: %s is not one of "
-                 "their algorithms on this machine (ring, tree, auto, hier, best)",
+                 "%s shards gradients with ReduceScatter and AllGather, which %s cannot "
+                 "run (ring, auto and best can: NCCL's tree, hier, CollNet and the "
+                 "parameter server are AllReduce algorithms)",
                  o->framework == CP_FW_FSDP ? "fsdp" : "zero2", cp_strategy_name(s));
         return CP_OK;
     }

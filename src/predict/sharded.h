@@ -22,10 +22,10 @@
 
 #include "predict/predict.h"
 
-/* Predict strategy s (ring, tree, auto, hier, best: the collective
- * algorithm of every ReduceScatter and AllGather) under o->framework
- * CP_FW_ZERO2 or CP_FW_FSDP.  Strategies that are not collectives (ps,
- * proxy, coarse) come back unavailable, with the reason. */
+/* Predict strategy s (ring, auto, best: the collective algorithm of every
+ * ReduceScatter and AllGather) under o->framework CP_FW_ZERO2 or
+ * CP_FW_FSDP.  Strategies with no ReduceScatter or AllGather (tree, hier,
+ * collnet, ps, proxy, coarse) come back unavailable, with the reason. */
 int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                        int keep_runs, cp_prediction *out, cp_err *e);
 
