@@ -73,16 +73,20 @@ static const char help[] =
     "                          fast (which bus, or the GPUs, the iteration waits for)\n"
     "      --sweep-bucket MIN:MAX  iteration time for bucket caps (MiB) from MIN to MAX\n"
     "                          (powers of two, plus 25) and the best bucket_cap_mb\n"
+    "      --scaling           the first strategy (default auto) on 1, 2, 4, .. GPUs of\n"
+    "                          one host up to all of them (or --gpus), then on 2, 4, ..\n"
+    "                          hosts up to --hosts: iteration, speed-up over one GPU\n"
+    "                          and scaling efficiency at the same per-GPU batch\n"
     "\n"
     "The model and its assumptions: docs/model.md.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
-       OPT_GPUS };
+       OPT_GPUS, OPT_SCALING };
 
 typedef struct opts {
     const char *model, *topo;
-    int hosts, gpus, json, csv, timeline, explicit_list, whatif;
+    int hosts, gpus, json, csv, timeline, explicit_list, whatif, scaling;
     cp_strategy list[CP_STRATEGIES];
     int nlist;
     double sweep_lo, sweep_hi;
@@ -145,6 +149,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
         CLI_MODEL_LONGOPTS,
         {"what-if", no_argument, NULL, OPT_WHATIF},
+        {"scaling", no_argument, NULL, OPT_SCALING},
         {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
     int c, rc = CP_OK, bucket_given = 0;
     memset(o, 0, sizeof *o);
@@ -176,6 +181,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_TIMELINE: o->timeline = 1; break;
         case OPT_SWEEP: rc = parse_sweep(optarg, o); break;
         case OPT_WHATIF: o->whatif = 1; break;
+        case OPT_SCALING: o->scaling = 1; break;
         case ':': return cli_usage("predict", "option '%s' needs a value", argv[optind - 1]);
         default:
             if ((rc = cli_model_option("predict", c, optarg, &o->p)) < 0)
@@ -192,6 +198,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("predict", "--json, --csv and --timeline do not combine");
     if (o->whatif && (o->json || o->csv || o->timeline || o->sweep_hi > 0))
         return cli_usage("predict", "--what-if goes with the plain table only");
+    if (o->scaling && (o->json || o->timeline || o->sweep_hi > 0 || o->whatif))
+        return cli_usage("predict", "--scaling goes with the plain table or --csv only");
     if (o->sweep_hi > 0 && o->p.framework == CP_FW_FSDP)
         return cli_usage("predict", "--sweep-bucket is for ddp and zero2 buckets; fsdp "
                          "gathers and reduces one layer at a time");
@@ -359,6 +367,77 @@ static int whatif(const opts *o, const cp_model *m, const cp_topo *t, const cp_p
     return rc;
 }
 
+/* Strategy s on the file's first `gpus` GPUs per host, `hosts` times over:
+ * *ms and *exposed, or CP_EINPUT with the reason when s cannot run there. */
+static int scaling_one(const opts *o, const cp_model *m, cp_strategy s, int gpus, int hosts,
+                       double *ms, double *exposed, cp_err *e)
+{
+    cp_topo *t;
+    cp_predictor pr;
+    cp_prediction p;
+    int rc = cp_topo_load_machine(o->topo, gpus, hosts, &t, e);
+    if (rc)
+        return rc;
+    rc = cli_blame(cp_predictor_init(&pr, m, t, &o->p, e), e, o->model);
+    if (rc == CP_OK) {
+        rc = cp_predict_any(&pr, s, &o->p, 0, 0, &p, e);
+        if (rc == CP_OK && !p.available)
+            rc = cp_fail(e, CP_EINPUT, "strategy %s is not available on %s: %s",
+                         cp_strategy_name(s), t->name, p.why_not);
+        *ms = p.iteration_ms;
+        *exposed = p.exposed_ms;
+        cp_prediction_free(&p);
+        cp_predictor_free(&pr);
+    }
+    cp_topo_free(t);
+    return rc;
+}
+
+/* Scaling table: 1, 2, 4, .. GPUs of one host up to G (--gpus, else all of
+ * them), then G GPUs on 2, 4, .. hosts up to --hosts.  The per-GPU batch is
+ * the same throughout, so throughput grows as N / T_N: speed-up N T_1 / T_N,
+ * efficiency T_1 / T_N. */
+static int scaling(const opts *o, const cp_model *m, const cp_topo *t, cp_err *e)
+{
+    cp_strategy s = o->explicit_list ? o->list[0] : CP_S_AUTO;
+    int G = o->gpus > 0 ? o->gpus : t->ngpus / t->nhosts, g, h, rc = CP_OK;
+    double t1 = 0;
+    if (t->rep_hosts == 0 && t->nhosts > 1)
+        return cp_fail_at(e, CP_EINPUT, o->topo, 0, 0, NULL,
+                          "--scaling starts from one GPU of one host; this topology describes "
+                          "%d hosts (give a one-host topology and --hosts N)", t->nhosts);
+    if (o->csv)
+        printf("model,topology,strategy,gpus,hosts,gpus_per_host,iteration_ms,exposed_comm_ms,"
+               "speedup,efficiency\n");
+    else
+        printf("# scaling: %s on %s, strategy %s, same batch per GPU\n%6s %6s %14s %12s "
+               "%10s %8s %10s\n", m->name, t->name, cp_strategy_name(s), "gpus", "hosts",
+               "gpus_per_host", "iteration_ms", "exposed_ms", "speedup", "efficiency");
+    for (h = 1; rc == CP_OK; h = h * 2 < o->hosts ? h * 2 : o->hosts) {
+        for (g = h == 1 ? 1 : G; rc == CP_OK; g = g * 2 < G ? g * 2 : G) {
+            double ms = 0, ex = 0;
+            int n = g * h;
+            rc = scaling_one(o, m, s, g, h, &ms, &ex, e);
+            if (rc)
+                break;
+            if (n == 1)
+                t1 = ms;
+            if (o->csv)
+                printf("%s,%s,%s,%d,%d,%d,%.4f,%.4f,%.4f,%.4f\n", m->name, t->name,
+                       cp_strategy_name(s), n, h, g, ms, ex,
+                       t1 > 0 ? n * t1 / ms : 0, t1 > 0 ? t1 / ms : 0);
+            else
+                printf("%6d %6d %14d %12.2f %10.2f %8.2f %9.1f%%\n", n, h, g, ms,
+                       ex, t1 > 0 ? n * t1 / ms : 0, t1 > 0 ? 100 * t1 / ms : 0);
+            if (g == G)
+                break;
+        }
+        if (h >= o->hosts)
+            break;
+    }
+    return rc;
+}
+
 /* The bucket advisor: powers of two in [lo, hi] plus 25 MiB. */
 static int sweep(const opts *o, const cp_predictor *pr, cp_err *e)
 {
@@ -419,6 +498,10 @@ static int run(const opts *oin, cp_err *e)
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o.p, e), e, o.model)))
         goto done;
     have_pr = 1;
+    if (o.scaling) {
+        rc = scaling(&o, m, t, e);
+        goto done;
+    }
     if (o.sweep_hi > 0) {
         rc = sweep(&o, &pr, e);
         goto done;

@@ -674,11 +674,31 @@ static double ring_load(build *b, const int *chain, int a, int c)
 /* Flat ring across hosts: each used one-host ring cut at each hop becomes a
  * chain per host, joined host to host over the network through every pair
  * of nearest NICs (eq. C7). */
+/* The flat-ring channels of one host chain: through every pair of the
+ * last GPU's and the first GPU's nearest NICs.  Appends to p (np of cap). */
+static int chain_patterns(build *b, const int *chain, cp_pattern *p, int *np, int cap)
+{
+    const int *na, *nc;
+    int ca, cc, qa, qc, n = b->n, rc = CP_OK;
+    nic_choices(b, chain[n - 1], &na, &ca);
+    nic_choices(b, chain[0], &nc, &cc);
+    for (qa = 0; qa < ca && rc == CP_OK; qa++)
+        for (qc = 0; qc < cc && rc == CP_OK && *np < cap; qc++) {
+            double lat = ring_load(b, chain, na[qa], nc[qc]);
+            if (lat < 0)
+                continue;
+            rc = make_pattern(b, chain, n, lat, &p[*np]);
+            if (rc == CP_OK)
+                (*np)++;
+        }
+    return rc;
+}
+
 static int multi_host_ring(build *b)
 {
     cp_coll *c = b->c;
-    int i, j, k, qa, qc, n = b->n, np = 0, rc = CP_OK;
-    int cap = b->nrings * n * (b->nn * b->nn + 1) + 1;
+    int i, j, k, n = b->n, np = 0, rc = CP_OK;
+    int cap = (b->nrings > 0 ? b->nrings : 1) * n * (b->nn * b->nn + 1) + 1;
     int *chain = malloc((size_t)n * sizeof *chain);
     cp_pattern *p = calloc((size_t)cap, sizeof *p);
     cp_packing pk;
@@ -688,24 +708,16 @@ static int multi_host_ring(build *b)
         free(p);
         return fail_oom(b);
     }
-    for (i = 0; i < b->nrings && rc == CP_OK; i++) {
+    if (n == 1) { /* one GPU a host: the ring is the hosts' */
+        chain[0] = 0;
+        rc = chain_patterns(b, chain, p, &np, cap);
+    }
+    for (i = 0; n > 1 && i < b->nrings && rc == CP_OK; i++) {
         if (b->intra.rate[i] <= 0)
             continue;
         for (j = 0; j < n && rc == CP_OK; j++) {
-            const int *na, *nc;
-            int ca, cc;
             chain_of(b, b->rings + (size_t)i * n, j, chain);
-            nic_choices(b, chain[n - 1], &na, &ca);
-            nic_choices(b, chain[0], &nc, &cc);
-            for (qa = 0; qa < ca && rc == CP_OK; qa++)
-                for (qc = 0; qc < cc && rc == CP_OK && np < cap; qc++) {
-                    double lat = ring_load(b, chain, na[qa], nc[qc]);
-                    if (lat < 0)
-                        continue;
-                    rc = make_pattern(b, chain, n, lat, &p[np]);
-                    if (rc == CP_OK)
-                        np++;
-                }
+            rc = chain_patterns(b, chain, p, &np, cap);
         }
     }
     free(chain);
@@ -1170,7 +1182,8 @@ double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, c
         return -1;
     for (k = 0; k < a->nphases; k++) {
         const cp_phase *ph = &a->phase[k];
-        double x = ph->factor * bytes / (eff * ph->bw_gbs * 1e3); /* GB/s -> bytes/us */
+        /* GB/s -> bytes/us; a phase that moves nothing (one GPU a host) costs nothing */
+        double x = ph->factor > 0 ? ph->factor * bytes / (eff * ph->bw_gbs * 1e3) : 0;
         t += ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us : 0);
         if (!a->pipelined)
             t += x;
@@ -1178,7 +1191,8 @@ double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, c
             net = x;
     }
     if (a->pipelined) { /* the hosts' phases together, overlapped by the network's */
-        double host = a->pipe_factor * bytes / (eff * a->pipe_bw * 1e3);
+        double host = a->pipe_factor > 0 ? a->pipe_factor * bytes / (eff * a->pipe_bw * 1e3)
+                                         : 0;
         t += host > net ? host : net;
     }
     return t;

@@ -48,6 +48,7 @@ trap 'rm -rf "$tmp"' EXIT
     echo "0 predict -m models/resnet50.json -t topologies/dgx1-v100.json --gpus 4 --compute-ms 300"
     echo "0 info -t tests/data/good/topo/two-hosts.json --gpus 1"
     echo "2 predict -m models/resnet50.json -t topologies/dgx1-v100.json --gpus 9 --compute-ms 300"
+    echo "0 predict -m models/bert-large.json -t topologies/aws-p3dn.json --compute-ms 300 --hosts 4 --scaling --csv"
     echo "0 collective -t tests/data/good/topo/nvswitch4-sharp.json --hosts 4 --explain"
     echo "0 predict -m models/gpt2.json -t tests/data/good/topo/nvswitch4-sharp.json --hosts 3 --compute-ms 50 -s collnet,auto --timeline"
     echo "0 predict -m models/gpt2.json -t topologies/dgx1-v100.json --framework zero2 --accum-steps 1"

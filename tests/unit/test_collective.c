@@ -176,6 +176,37 @@ static void test_two_host_hierarchical(void **state)
     cp_topo_free(one);
 }
 
+/* One GPU a host (a single-GPU instance, or --gpus 1): the GPU and a NIC
+ * behind a PCIe switch (12 GB/s, 0.5 us), network 12.5 GB/s, 2 us NIC to
+ * NIC; four hosts.  The flat ring is the hosts': each hop GPU -> NIC -> NIC
+ * -> GPU, 1 + 2 + 1 = 4 us, L = 4 x 4 = 16 us; every GPU's PCIe link
+ * carries the ring once each way, B = 12.  T = 1.5 x 16 + 1.5 x 1e8 /
+ * 12e3 = 24 + 12500 = 12524 us.  hier has no in-host phases left and its
+ * ring of peers is the same ring: 12524 us too. */
+static void test_one_gpu_per_host(void **state)
+{
+    cp_topo *one = cp_topo_new("single"), *four;
+    int g, sw, nic;
+    cp_coll c;
+    cp_err e;
+    (void)state;
+    g = cp_topo_add_node(one, "g0", CP_GPU, 0);
+    sw = cp_topo_add_node(one, "sw", CP_PCIE_SWITCH, 0);
+    nic = cp_topo_add_node(one, "nic", CP_NIC, 0);
+    one->nodes[nic].net_gbs = 12.5;
+    one->nodes[nic].net_lat_us = 2;
+    cp_topo_add_link(one, g, sw, CP_PCIE, 12, 0, 0.5);
+    cp_topo_add_link(one, nic, sw, CP_PCIE, 12, 0, 0.5);
+    finish(one);
+    assert_int_equal(cp_topo_replicate(one, 4, &four, &e), CP_OK);
+    assert_int_equal(cp_coll_build(four, 1, &c, &e), CP_OK);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, S), 12524.0, 1e-6);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_HIER, S), 12524.0, 1e-6);
+    cp_coll_free(&c);
+    cp_topo_free(four);
+    cp_topo_free(one);
+}
+
 /* Four GPUs on one reducing NVSwitch (100 GB/s links, 0.5 us, reduce 1000
  * GB/s), each with its own NIC over PCIe (50 GB/s, 0.5 us; network 10 GB/s,
  * 2 us NIC to NIC).  NVLS on one host (eq. C9): B = min(100, 1000 / 4) =
@@ -452,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_shared_pcie_uplink),
         cmocka_unit_test(test_two_host_hierarchical),
         cmocka_unit_test(test_nvls),
+        cmocka_unit_test(test_one_gpu_per_host),
         cmocka_unit_test(test_ring_search_bounded),
         cmocka_unit_test(test_too_many_gpus_per_host),
         cmocka_unit_test(test_busbw_factors),
