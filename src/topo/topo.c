@@ -228,31 +228,48 @@ void cp_topo_scale_kind(cp_topo *t, cp_link_kind kind, double f)
         cp_topo_scale_kind(t->rep_base, kind, f);
 }
 
-cp_topo *cp_topo_clone(const cp_topo *src)
+/* A new topology named `name` with src's machine-wide settings
+ * (calibration, fabric, source path); NULL when out of memory. */
+static cp_topo *topo_like(const cp_topo *src, const char *name)
 {
-    cp_topo *t = cp_topo_new(src->name);
-    cp_err e;
-    int i;
+    cp_topo *t = cp_topo_new(name);
     if (!t)
         return NULL;
     t->calib = src->calib;
     t->fabric_reduce_gbs = src->fabric_reduce_gbs;
     t->fabric_taper = src->fabric_taper;
-    if (src->src_path && !(t->src_path = strdup(src->src_path)))
-        goto fail;
-    for (i = 0; i < src->nnodes; i++) {
-        const cp_node *n = &src->nodes[i];
-        int k = cp_topo_add_node(t, n->id, n->kind, n->host);
-        char *id;
-        if (k < 0)
-            goto fail;
-        id = t->nodes[k].id;
-        t->nodes[k] = *n;
-        t->nodes[k].id = id;
-        t->nodes[k].model = n->model ? strdup(n->model) : NULL;
-        if (n->model && !t->nodes[k].model)
-            goto fail;
+    if (src->src_path && !(t->src_path = strdup(src->src_path))) {
+        cp_topo_free(t);
+        return NULL;
     }
+    return t;
+}
+
+/* Node n, every field, appended to t under its own id; its index, or -1
+ * when out of memory. */
+static int copy_node_same(cp_topo *t, const cp_node *n)
+{
+    int k = cp_topo_add_node(t, n->id, n->kind, n->host);
+    char *id;
+    if (k < 0)
+        return -1;
+    id = t->nodes[k].id;
+    t->nodes[k] = *n;
+    t->nodes[k].id = id;
+    t->nodes[k].model = n->model ? strdup(n->model) : NULL;
+    return n->model && !t->nodes[k].model ? -1 : k;
+}
+
+cp_topo *cp_topo_clone(const cp_topo *src)
+{
+    cp_topo *t = topo_like(src, src->name);
+    cp_err e;
+    int i;
+    if (!t)
+        return NULL;
+    for (i = 0; i < src->nnodes; i++)
+        if (copy_node_same(t, &src->nodes[i]) < 0)
+            goto fail;
     for (i = 0; i < src->nlinks; i++) {
         int k = cp_topo_add_link(t, 0, 0, CP_PCIE, 1, 1, 1);
         if (k < 0)
@@ -293,27 +310,11 @@ int cp_topo_subset(const cp_topo *src, int per_host, cp_topo **out, cp_err *e)
             goto done;
         }
     snprintf(name, sizeof name, "%s %dgpu", src->name, per_host);
-    if (!(t = cp_topo_new(name)))
+    if (!(t = topo_like(src, name)))
         goto oom;
-    t->calib = src->calib;
-    t->fabric_reduce_gbs = src->fabric_reduce_gbs;
-    t->fabric_taper = src->fabric_taper;
-    if (src->src_path && !(t->src_path = strdup(src->src_path)))
-        goto oom;
-    for (i = 0; i < src->nnodes; i++) {
-        const cp_node *n = &src->nodes[i];
-        char *id;
-        if (map[i] < 0)
-            continue;
-        if ((map[i] = cp_topo_add_node(t, n->id, n->kind, n->host)) < 0)
+    for (i = 0; i < src->nnodes; i++)
+        if (map[i] >= 0 && (map[i] = copy_node_same(t, &src->nodes[i])) < 0)
             goto oom;
-        id = t->nodes[map[i]].id;
-        t->nodes[map[i]] = *n;
-        t->nodes[map[i]].id = id;
-        t->nodes[map[i]].model = n->model ? strdup(n->model) : NULL;
-        if (n->model && !t->nodes[map[i]].model)
-            goto oom;
-    }
     for (i = 0; i < src->nlinks; i++) {
         const cp_link *l = &src->links[i];
         int k;
@@ -450,18 +451,13 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
         return cp_fail(e, CP_EINPUT, "--hosts %d: %d nodes per host would exceed the limit of "
                        "%d nodes / %d GPUs", nhosts, src->nnodes, CP_MAX_NODES, CP_MAX_GPUS);
     snprintf(name, sizeof name, "%s x%d", src->name, nhosts);
-    t = cp_topo_new(name);
+    t = topo_like(src, name);
     if (!t)
         return cp_fail(e, CP_EINTERNAL, "out of memory");
-    t->calib = src->calib;
-    if (src->src_path && !(t->src_path = strdup(src->src_path)))
-        goto oom;
     sw = cp_topo_add_node(t, "netsw", CP_NET_SWITCH, -1);
     if (sw < 0)
         goto oom;
     t->nodes[sw].reduce_gbs = src->fabric_reduce_gbs;
-    t->fabric_reduce_gbs = src->fabric_reduce_gbs;
-    t->fabric_taper = src->fabric_taper;
     for (h = 0; h < nhosts; h++)
         if (add_host(t, src, h, sw))
             goto oom;
