@@ -70,7 +70,8 @@ static const char help[] =
     "      --timeline          CSV of every bucket: when it was ready, started, finished\n"
     "      --what-if           also: the first strategy's iteration with each kind of\n"
     "                          link twice as fast, every link, and compute twice as\n"
-    "                          fast (which bus, or the GPUs, the iteration waits for)\n"
+    "                          fast (which bus, or the GPUs, the iteration waits for);\n"
+    "                          across hosts, with the network reducing (SHARP)\n"
     "      --sweep-bucket MIN:MAX  iteration time for bucket caps (MiB) from MIN to MAX\n"
     "                          (powers of two, plus 25) and the best bucket_cap_mb\n"
     "      --scaling           the first strategy (default auto) on 1, 2, 4, .. GPUs of\n"
@@ -301,11 +302,28 @@ static void print_timeline(const opts *o, const cp_prediction *res)
         }
 }
 
+/* The largest reduce rate a network switch may have (the loader's bound):
+ * a switch that sums at line rate, whatever the NICs bring. */
+#define LINE_RATE_REDUCE_GBS 1e5
+
+/* Every network switch of t (and of the host it replicates) sums data at
+ * line rate: InfiniBand SHARP everywhere. */
+static void give_sharp(cp_topo *t)
+{
+    int v;
+    t->fabric_reduce_gbs = LINE_RATE_REDUCE_GBS;
+    for (v = 0; v < t->nnodes; v++)
+        if (t->nodes[v].kind == CP_NET_SWITCH)
+            t->nodes[v].reduce_gbs = LINE_RATE_REDUCE_GBS;
+    if (t->rep_base)
+        t->rep_base->fabric_reduce_gbs = LINE_RATE_REDUCE_GBS;
+}
+
 /* The iteration of strategy s on `t` after scaling `kind`'s links by f
- * (CP_LINK_KINDS: every kind) and compute by cscale; negative when the
- * strategy is then unavailable. */
+ * (CP_LINK_KINDS: every kind) and compute by cscale, with in-network
+ * reduction when sharp; negative when the strategy is then unavailable. */
 static int whatif_one(const opts *o, const cp_model *m, const cp_topo *t, cp_strategy s,
-                      int kind, double f, double cscale, double *ms, cp_err *e)
+                      int kind, double f, double cscale, int sharp, double *ms, cp_err *e)
 {
     cp_topo *c = cp_topo_clone(t);
     cp_predict_opts po = o->p;
@@ -317,6 +335,8 @@ static int whatif_one(const opts *o, const cp_model *m, const cp_topo *t, cp_str
     for (k = 0; k < CP_LINK_KINDS; k++)
         if (k == kind || kind == CP_LINK_KINDS)
             cp_topo_scale_kind(c, (cp_link_kind)k, f);
+    if (sharp)
+        give_sharp(c);
     po.compute_scale *= cscale;
     rc = cp_predictor_init(&pr, m, c, &po, e);
     if (rc == CP_OK) {
@@ -341,7 +361,7 @@ static int whatif(const opts *o, const cp_model *m, const cp_topo *t, const cp_p
     printf("# what if (strategy %s, %.2f ms now): each change alone\n", cp_strategy_name(s),
            now->iteration_ms);
     printf("%-24s %12s %10s %8s\n", "change", "iteration_ms", "saving_ms", "saving");
-    for (k = 0; k <= CP_LINK_KINDS + 1 && rc == CP_OK; k++) {
+    for (k = 0; k <= CP_LINK_KINDS + 2 && rc == CP_OK; k++) {
         char label[64];
         if (k < CP_LINK_KINDS) {
             for (l = n = 0; l < t->nlinks; l++)
@@ -350,13 +370,21 @@ static int whatif(const opts *o, const cp_model *m, const cp_topo *t, const cp_p
                 continue;
             snprintf(label, sizeof label, "%s x2 (%d links)", cp_link_kind_name((cp_link_kind)k),
                      n);
-            rc = whatif_one(o, m, t, s, k, 2, 1, &ms, e);
+            rc = whatif_one(o, m, t, s, k, 2, 1, 0, &ms, e);
         } else if (k == CP_LINK_KINDS) {
             snprintf(label, sizeof label, "every link x2");
-            rc = whatif_one(o, m, t, s, CP_LINK_KINDS, 2, 1, &ms, e);
-        } else {
+            rc = whatif_one(o, m, t, s, CP_LINK_KINDS, 2, 1, 0, &ms, e);
+        } else if (k == CP_LINK_KINDS + 1) {
             snprintf(label, sizeof label, "compute x0.5");
-            rc = whatif_one(o, m, t, s, CP_LINK_KINDS, 1, 0.5, &ms, e);
+            rc = whatif_one(o, m, t, s, CP_LINK_KINDS, 1, 0.5, 0, &ms, e);
+        } else {
+            /* several hosts whose network does not reduce yet, and a strategy
+             * that may take CollNet */
+            if (t->nhosts < 2 || t->fabric_reduce_gbs > 0 ||
+                (s != CP_S_AUTO && s != CP_S_BEST && s != CP_S_COLLNET))
+                continue;
+            snprintf(label, sizeof label, "network reduces (SHARP)");
+            rc = whatif_one(o, m, t, s, CP_LINK_KINDS, 1, 1, 1, &ms, e);
         }
         if (rc == CP_OK && ms >= 0)
             printf("%-24s %12.2f %10.2f %7.2f%%\n", label, ms, now->iteration_ms - ms,
