@@ -671,9 +671,6 @@ static double ring_load(build *b, const int *chain, int a, int c)
     return b->H * (chain_lat(b, chain, n) + inter);
 }
 
-/* Flat ring across hosts: each used one-host ring cut at each hop becomes a
- * chain per host, joined host to host over the network through every pair
- * of nearest NICs (eq. C7). */
 /* The flat-ring channels of one host chain: through every pair of the
  * last GPU's and the first GPU's nearest NICs.  Appends to p (np of cap). */
 static int chain_patterns(build *b, const int *chain, cp_pattern *p, int *np, int cap)
@@ -694,6 +691,9 @@ static int chain_patterns(build *b, const int *chain, cp_pattern *p, int *np, in
     return rc;
 }
 
+/* Flat ring across hosts: each used one-host ring cut at each hop becomes a
+ * chain per host, joined host to host over the network through every pair
+ * of nearest NICs (eq. C7); with one GPU a host, that GPU is the chain. */
 static int multi_host_ring(build *b)
 {
     cp_coll *c = b->c;
