@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/cli.h"
 #include "core/units.h"
@@ -33,6 +34,8 @@ static const char help[] =
     "  -e, --maxbytes SIZE   largest size (default 128M)\n"
     "  -f, --stepfactor F    multiply the size by F each row (default 2)\n"
     "      --dtype T         float (4 bytes, default) or half (2 bytes): the count column\n"
+    "      --proto P         LL or Simple only, as NCCL_PROTO forces it (default: the\n"
+    "                        faster per size, as NCCL's tuner picks)\n"
     "  -g, --gpus-per-thread N  GPUs driven by one thread, as nccl-tests -g (default 1):\n"
     "                        kernel launches are serialised within a thread\n"
     "      --json            {\"rows\":[{\"bytes\",\"count\",\"time_us\",\"algbw_gbs\",\n"
@@ -44,11 +47,12 @@ static const char help[] =
     "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (reducescatter, allgather), 1\n"
     "(broadcast), as nccl-tests documents.  The model: docs/collectives.md.\n";
 
-enum { OPT_HOSTS = 256, OPT_JSON, OPT_EXPLAIN, OPT_DTYPE, OPT_GPUS };
+enum { OPT_HOSTS = 256, OPT_JSON, OPT_EXPLAIN, OPT_DTYPE, OPT_GPUS, OPT_PROTO };
 
 typedef struct opts {
     const char *topo;
     int hosts, gpus, json, explain, gpt, alg; /* alg -1 = auto */
+    int proto;                                /* -1: the faster; else a cp_proto (NCCL_PROTO) */
     cp_coll_op op;
     int64_t minb, maxb;
     long factor;
@@ -72,6 +76,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"op", required_argument, NULL, 'o'},        {"algo", required_argument, NULL, 'a'},
         {"minbytes", required_argument, NULL, 'b'},  {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'}, {"dtype", required_argument, NULL, OPT_DTYPE},
+        {"proto", required_argument, NULL, OPT_PROTO},
         {"gpus-per-thread", required_argument, NULL, 'g'},
         {"json", no_argument, NULL, OPT_JSON},       {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
@@ -83,6 +88,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     o->hosts = 1;
     o->gpt = 1;
     o->alg = -1;
+    o->proto = -1;
     o->minb = 8;
     o->maxb = 128 << 20;
     o->factor = 2;
@@ -139,6 +145,15 @@ static int parse_opts(int argc, char **argv, opts *o)
                 return cli_usage("collective", "--dtype: expected float or half, got '%s'",
                                  optarg);
             break;
+        case OPT_PROTO:
+            if (strcasecmp(optarg, "LL") == 0)
+                o->proto = CP_PROTO_LL;
+            else if (strcasecmp(optarg, "Simple") == 0)
+                o->proto = CP_PROTO_SIMPLE;
+            else
+                return cli_usage("collective", "--proto: expected LL or Simple, got '%s'",
+                                 optarg);
+            break;
         case OPT_JSON: o->json = 1; break;
         case OPT_EXPLAIN: o->explain = 1; break;
         case ':': return cli_usage("collective", "option '%s' needs a value", argv[optind - 1]);
@@ -153,6 +168,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("collective", "sizes: need 1 <= -b <= -e");
     if (o->explain && o->json)
         return cli_usage("collective", "--explain and --json do not combine");
+    if (o->explain && o->proto >= 0)
+        return cli_usage("collective", "--explain shows both protocols; --proto goes with the "
+                                       "table");
     return CP_OK;
 }
 
@@ -161,8 +179,29 @@ static int parse_opts(int argc, char **argv, opts *o)
 static double row_time(const cp_coll *c, const opts *o, double bytes, cp_coll_alg *alg,
                        cp_proto *proto)
 {
-    *alg = o->alg < 0 ? cp_coll_best(c, o->op, bytes, NULL) : (cp_coll_alg)o->alg;
-    return cp_coll_time_proto_us(c, o->op, *alg, bytes, proto);
+    double best = -1;
+    int a;
+    if (o->proto < 0) {
+        *alg = o->alg < 0 ? cp_coll_best(c, o->op, bytes, NULL) : (cp_coll_alg)o->alg;
+        return cp_coll_time_proto_us(c, o->op, *alg, bytes, proto);
+    }
+    /* one protocol, as NCCL_PROTO forces it: the fastest of NCCL's algorithms
+     * that can run it (auto), or the one asked */
+    *proto = (cp_proto)o->proto;
+    *alg = o->alg < 0 ? CP_ALG_RING : (cp_coll_alg)o->alg;
+    for (a = 0; a < CP_ALGS; a++) {
+        double x;
+        if ((o->alg >= 0 && a != o->alg) ||
+            (o->alg < 0 && (a == CP_ALG_HIER || a == CP_ALG_PS ||
+                            (a == CP_ALG_TREE && c->nhosts == 1))))
+            continue;
+        x = cp_coll_proto_time_us(c, o->op, (cp_coll_alg)a, *proto, bytes);
+        if (x >= 0 && (best < 0 || x < best)) {
+            best = x;
+            *alg = (cp_coll_alg)a;
+        }
+    }
+    return best;
 }
 
 static void print_table(const cp_coll *c, const opts *o)
@@ -351,6 +390,9 @@ int cmd_collective(int argc, char **argv)
     if (rc == CP_OK && o.alg >= 0 && !c.cost[o.op][o.alg].available)
         rc = cp_fail(&e, CP_EINPUT, "-a %s on %s: %s", cp_coll_alg_name((cp_coll_alg)o.alg),
                      t->name, c.cost[o.op][o.alg].why_not);
+    if (rc == CP_OK && o.proto == CP_PROTO_LL && o.alg >= 0 && !c.cost[o.op][o.alg].ll)
+        rc = cp_fail(&e, CP_EINPUT, "-a %s runs Simple only: --proto LL does not apply",
+                     cp_coll_alg_name((cp_coll_alg)o.alg));
     if (rc == CP_OK) {
         if (o.json)
             rc = print_json(&c, &o) ? cp_fail(&e, CP_EINTERNAL, "writing output failed") : CP_OK;
