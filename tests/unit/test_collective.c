@@ -24,6 +24,15 @@ static cp_topo *finish(cp_topo *t)
     return t;
 }
 
+/* `one` replicated over `hosts` hosts into *out, its collective model built
+ * into *c (the caller frees both). */
+static void build_hosts(const cp_topo *one, int hosts, cp_topo **out, cp_coll *c)
+{
+    cp_err e;
+    assert_int_equal(cp_topo_replicate(one, hosts, out, &e), CP_OK);
+    assert_int_equal(cp_coll_build(*out, 1, c, &e), CP_OK);
+}
+
 /* Four GPUs on identical 25 GB/s links: two rings (one each way) use every
  * link direction once, B = 2 x 25 = 50.  L = 4 hops x 1 us.
  * T = 1.5 x 4 + 1.5 x 1e8 / 50e3 = 6 + 3000 = 3006 us. */
@@ -113,7 +122,6 @@ static void test_two_host_hierarchical(void **state)
     cp_topo *one = cp_topo_new("pair"), *two;
     int g0, g1, sw, nic;
     cp_coll c;
-    cp_err e;
     (void)state;
     g0 = cp_topo_add_node(one, "g0", CP_GPU, 0);
     g1 = cp_topo_add_node(one, "g1", CP_GPU, 0);
@@ -126,8 +134,7 @@ static void test_two_host_hierarchical(void **state)
     cp_topo_add_link(one, g1, sw, CP_PCIE, 12, 0, 1.0);
     cp_topo_add_link(one, nic, sw, CP_PCIE, 12, 0, 1.0);
     finish(one);
-    assert_int_equal(cp_topo_replicate(one, 2, &two, &e), CP_OK);
-    assert_int_equal(cp_coll_build(two, 1, &c, &e), CP_OK);
+    build_hosts(one, 2, &two, &c);
     assert_int_equal(c.nranks, 4);
     assert_near(c.cost[CP_OP_ALLREDUCE][CP_ALG_HIER].phase[1].bw_gbs, 5.0, 1e-6);
     assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_HIER, S), 12014.0, 1e-6);
@@ -145,16 +152,14 @@ static void test_two_host_hierarchical(void **state)
      * T = 8 + 10000 = 10008 us, below the flat ring's 15000 + latency: auto
      * picks it.  With R = 8 the switches bind: R / 4 = 2 GB/s, 25000 us. */
     one->fabric_reduce_gbs = 100;
-    assert_int_equal(cp_topo_replicate(one, 2, &two, &e), CP_OK);
-    assert_int_equal(cp_coll_build(two, 1, &c, &e), CP_OK);
+    build_hosts(one, 2, &two, &c);
     assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_COLLNET, S), 10008.0, 1e-6);
     assert_int_equal(cp_coll_best(&c, CP_OP_ALLREDUCE, S, NULL), CP_ALG_COLLNET);
     assert_true(cp_coll_proto_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_COLLNET, CP_PROTO_LL, S) < 0);
     cp_coll_free(&c);
     cp_topo_free(two);
     one->fabric_reduce_gbs = 8;
-    assert_int_equal(cp_topo_replicate(one, 2, &two, &e), CP_OK);
-    assert_int_equal(cp_coll_build(two, 1, &c, &e), CP_OK);
+    build_hosts(one, 2, &two, &c);
     assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_COLLNET, S), 25008.0, 1e-6);
     assert_int_equal(c.cost[CP_OP_ALLREDUCE][CP_ALG_COLLNET].phase[1].nbind, 0);
     cp_coll_free(&c);
@@ -167,8 +172,7 @@ static void test_two_host_hierarchical(void **state)
      * max(2000, 5e7 / 2.5e3) = 20008 us. */
     one->fabric_reduce_gbs = 100;
     one->fabric_taper = 2;
-    assert_int_equal(cp_topo_replicate(one, 2, &two, &e), CP_OK);
-    assert_int_equal(cp_coll_build(two, 1, &c, &e), CP_OK);
+    build_hosts(one, 2, &two, &c);
     assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_HIER, S), 22014.0, 1e-6);
     assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_COLLNET, S), 20008.0, 1e-6);
     cp_coll_free(&c);
@@ -188,7 +192,6 @@ static void test_one_gpu_per_host(void **state)
     cp_topo *one = cp_topo_new("single"), *four;
     int g, sw, nic;
     cp_coll c;
-    cp_err e;
     (void)state;
     g = cp_topo_add_node(one, "g0", CP_GPU, 0);
     sw = cp_topo_add_node(one, "sw", CP_PCIE_SWITCH, 0);
@@ -198,8 +201,7 @@ static void test_one_gpu_per_host(void **state)
     cp_topo_add_link(one, g, sw, CP_PCIE, 12, 0, 0.5);
     cp_topo_add_link(one, nic, sw, CP_PCIE, 12, 0, 0.5);
     finish(one);
-    assert_int_equal(cp_topo_replicate(one, 4, &four, &e), CP_OK);
-    assert_int_equal(cp_coll_build(four, 1, &c, &e), CP_OK);
+    build_hosts(one, 4, &four, &c);
     assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, S), 12524.0, 1e-6);
     assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_HIER, S), 12524.0, 1e-6);
     cp_coll_free(&c);
@@ -242,8 +244,7 @@ static void test_nvls(void **state)
     assert_int_equal(cp_coll_best(&c, CP_OP_ALLREDUCE, S, NULL), CP_ALG_NVLS);
     assert_true(cp_coll_proto_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_NVLS, CP_PROTO_LL, S) < 0);
     cp_coll_free(&c);
-    assert_int_equal(cp_topo_replicate(one, 2, &two, &e), CP_OK);
-    assert_int_equal(cp_coll_build(two, 1, &c, &e), CP_OK);
+    build_hosts(one, 2, &two, &c);
     assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_NVLS, S), 2508.0, 1e-6);
     cp_coll_free(&c);
     cp_topo_free(two);
