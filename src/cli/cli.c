@@ -80,6 +80,14 @@ int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p
     case CLI_OPT_JITTER: return cli_parse_positive(cmd, "--jitter", arg, 1, &p->jitter);
     case CLI_OPT_FW: return cli_parse_framework(cmd, arg, &p->framework);
     case CLI_OPT_WRAP: return cli_parse_wrap(cmd, arg, &p->fsdp_wrap_mb);
+    case CLI_OPT_HOOK:
+        if (strcmp(arg, "none") == 0)
+            p->comm_hook = 0;
+        else if (strcmp(arg, "fp16") == 0 || strcmp(arg, "bf16") == 0)
+            p->comm_hook = 2;
+        else
+            return cli_usage(cmd, "--comm-hook: expected none, fp16 or bf16, got '%s'", arg);
+        return CP_OK;
     default: return -1;
     }
 }
@@ -88,6 +96,8 @@ int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
 {
     if (p->fsdp_wrap_mb != 0 && p->framework != CP_FW_FSDP)
         return cli_usage(cmd, "--fsdp-wrap is for --framework fsdp");
+    if (p->comm_hook && p->framework != CP_FW_DDP)
+        return cli_usage(cmd, "--comm-hook is a DDP communication hook (--framework ddp)");
     if (p->framework != CP_FW_ZERO2 && p->framework != CP_FW_FSDP)
         return CP_OK;
     if (p->accum_steps > 1) /* both synchronise every micro-batch */

@@ -49,14 +49,16 @@ int cli_parse_grad_dtype(const char *cmd, const char *arg, int *bytes);
 /* The iteration-model options predict, compare and plan share: their
  * getopt codes (clear of every command's own) and long options.  plan has
  * no --framework (it buckets as DDP does). */
-enum { CLI_OPT_ACCUM = 1000, CLI_OPT_VIEW, CLI_OPT_JITTER, CLI_OPT_FW, CLI_OPT_WRAP };
+enum { CLI_OPT_ACCUM = 1000, CLI_OPT_VIEW, CLI_OPT_JITTER, CLI_OPT_FW, CLI_OPT_WRAP,
+       CLI_OPT_HOOK };
 #define CLI_MODEL_LONGOPTS                                                \
     {"accum-steps", required_argument, NULL, CLI_OPT_ACCUM},              \
         {"bucket-view", no_argument, NULL, CLI_OPT_VIEW},                 \
         {"jitter", required_argument, NULL, CLI_OPT_JITTER}
 #define CLI_FRAMEWORK_LONGOPT                                    \
     {"framework", required_argument, NULL, CLI_OPT_FW},          \
-        {"fsdp-wrap", required_argument, NULL, CLI_OPT_WRAP}
+        {"fsdp-wrap", required_argument, NULL, CLI_OPT_WRAP},    \
+        {"comm-hook", required_argument, NULL, CLI_OPT_HOOK}
 
 /* Apply shared option c (a CLI_OPT_* code) with its argument to p:
  * CP_OK, a usage error (2), or -1 when c is not one of them. */

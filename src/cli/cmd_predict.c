@@ -15,7 +15,7 @@
 static const char help[] =
     "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N] [--gpus G]\n"
     "                           [--compute-ms T] [--framework ddp|horovod|zero2|fsdp]\n"
-    "                           [--fsdp-wrap block|layer|MB]\n"
+    "                           [--fsdp-wrap block|layer|MB] [--comm-hook none|fp16|bf16]\n"
     "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
     "                           [--accum-steps K] [--bucket-view] [--jitter CV] [--what-if]\n"
@@ -61,6 +61,9 @@ static const char help[] =
     "                          compute time is one micro-batch's (default 1)\n"
     "      --bucket-view       DDP gradient_as_bucket_view=True: no copy of the reduced\n"
     "                          buckets back into the gradients\n"
+    "      --comm-hook H       DDP communication hook: fp16 or bf16 (fp16_compress_hook,\n"
+    "                          bf16_compress_hook: buckets all-reduced as 2-byte floats,\n"
+    "                          plus the casts), or none (default)\n"
     "      --jitter CV         stragglers: one GPU's compute time varies from step to\n"
     "                          step with this coefficient of variation (e.g. 0.02);\n"
     "                          every step waits for the slowest GPU (default 0)\n"

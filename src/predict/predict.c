@@ -120,6 +120,9 @@ int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
     p->model = m;
     p->topo = t;
     p->elem_bytes = o->grad_bytes > 0 ? o->grad_bytes : cp_dtype_bytes(m->dtype);
+    if (o->comm_hook && p->elem_bytes <= o->comm_hook)
+        return cp_fail(e, CP_EINPUT, "the compression hook casts gradients to %d bytes; "
+                                     "these are %d-byte already", o->comm_hook, p->elem_bytes);
     p->compute_source = compute_ms > 0 ? "measured" : "model";
     if (compute_ms <= 0 && m->iteration_ms <= 0 && !(m->nlayers > 0 && m->layers[0].fwd_ms >= 0)) {
         compute_ms = cp_compute_estimate_ms(m, t, o->mfu);
@@ -252,6 +255,17 @@ static int add_run(cp_prediction *out, int cap, double bytes, int nt, double rea
     return 0;
 }
 
+/* Eq. P10, DDP's fp16/bf16 compression hook on a bucket of `bytes`: the
+ * all-reduce moves h = bytes x 2 / elem_bytes; the hook casts the bucket
+ * down (read bytes, write h), divides it by N in place (read and write h),
+ * and casts the sum back (read h, write bytes): 2 bytes + 4 h of GPU memory
+ * traffic, at mem_gbs, on the bucket's way through communication. */
+static double hook_cast_ms(const cp_predictor *p, const cp_predict_opts *o, double bytes)
+{
+    double h = bytes * o->comm_hook / p->elem_bytes;
+    return p->mem_gbs > 0 ? (2 * bytes + 4 * h) / (p->mem_gbs * 1e6) : 0;
+}
+
 /* DDP: buckets on one stream in bucket order (eqs. P3, P4). */
 static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o, int keep,
                    cp_prediction *out, double *finish, cp_err *e)
@@ -268,11 +282,15 @@ static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *
     *finish = 0;
     for (i = 0; i < bk.n; i++) {
         const char *how = "none", *proto = "-";
-        double d = bucket_ms(p, s, bk.b[i].bytes, &how, &proto), start;
+        double wire = o->comm_hook ? bk.b[i].bytes * o->comm_hook / p->elem_bytes
+                                   : bk.b[i].bytes;
+        double d = bucket_ms(p, s, wire, &how, &proto), start;
         if (d < 0) {
             cp_buckets_free(&bk);
             return 1; /* unavailable */
         }
+        if (o->comm_hook && p->topo->ngpus > 1)
+            d += hook_cast_ms(p, o, bk.b[i].bytes);
         start = bk.b[i].ready_ms > *finish ? bk.b[i].ready_ms : *finish;
         *finish = start + d;
         out->comm_ms += d;

@@ -53,6 +53,8 @@ typedef struct cp_predict_opts {
                                 all-reduce; 0 (PyTorch's default) */
     double jitter;           /* coefficient of variation of one GPU's compute time from
                                 step to step (stragglers, eq. P9); 0 */
+    int comm_hook;           /* DDP communication hook: 0 none; 2 fp16_compress_hook or
+                                bf16_compress_hook (buckets cast to 2-byte floats, eq. P10) */
     double fsdp_wrap_mb;     /* FSDP units (eq. Z2): 0 (default) or CP_WRAP_BLOCK one per
                                 block, as transformer_auto_wrap_policy; CP_WRAP_LAYER one
                                 per model layer; > 0 consecutive layers until this many

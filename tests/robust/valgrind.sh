@@ -51,6 +51,7 @@ trap 'rm -rf "$tmp"' EXIT
     echo "0 predict -m models/bert-large.json -t topologies/aws-p3dn.json --compute-ms 300 --hosts 4 --scaling --csv"
     echo "0 collective -t tests/data/good/topo/nvswitch4-sharp.json --hosts 4 --explain"
     echo "0 collective -t topologies/dgx1-v100.json --proto LL -b 1K -e 64M -f 8 --json"
+    echo "0 predict -m models/bert-large.json -t topologies/aws-p3dn.json --hosts 2 --compute-ms 300 --comm-hook fp16 --timeline"
     echo "0 predict -m tests/cases/predict-scaling/model.json -t tests/cases/predict-whatif-sharp/pair.json --hosts 2 --compute-ms 30 -s auto --what-if"
     echo "0 predict -m models/gpt2.json -t tests/data/good/topo/nvswitch4-sharp.json --hosts 3 --compute-ms 50 -s collnet,auto --timeline"
     echo "0 predict -m models/gpt2.json -t topologies/dgx1-v100.json --framework zero2 --accum-steps 1"

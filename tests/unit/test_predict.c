@@ -239,6 +239,36 @@ static void test_copies_by_hand(void **state)
     square_close(&c);
 }
 
+/* DDP's fp16 compression hook (eq. P10) on the copies machine (GPU memory
+ * 100 GB/s): each bucket's all-reduce moves half the bytes, and the casts
+ * (down, divide, back up) move 2 S + 4 (S/2) = 4 S bytes: 4 S / 1e8 ms.
+ *   bucket 0 (4 MiB), ready 15.08388608: all-reduce of 2 MiB 6 + 1.5 x
+ *     2097152 / 50e3 = 68.91456 us, casts 0.16777216 ms: finish 15.3205728
+ *   bucket 1 (12 MiB), ready 30.33554432: 6 + 188.74368 = 194.74368 us,
+ *     casts 0.50331648 ms: finish 31.03360448
+ *   iteration 31.03360448 + 0.33554432 (copy back) = 31.3691488; compute
+ *   30.67108864 as before; exposed 0.69806016. */
+static void test_compress_hook_by_hand(void **state)
+{
+    square_case c;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 30;
+    o.comm_hook = 2;
+    square_open_with(&c, &o, 100, 0);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
+    assert_near(p.runs[0].finish_ms, 15.3205728, 1e-9);
+    assert_near(p.runs[1].finish_ms, 31.03360448, 1e-9);
+    assert_near(p.iteration_ms, 31.3691488, 1e-9);
+    assert_near(p.compute_ms, 30.67108864, 1e-9);
+    assert_near(p.exposed_ms, 0.69806016, 1e-9);
+    cp_prediction_free(&p);
+    square_close(&c);
+}
+
 /* Gradient accumulation (eq. P8), the timeline machine without copies,
  * three micro-batches of 30 ms: two run first (lead 60 ms), layer 1 ready
  * at 60 + 15 = 75, layer 0 at 90; bucket 1 finishes 90 + 0.38348736;
@@ -686,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_protocols_by_hand), cmocka_unit_test(test_invariants),
         cmocka_unit_test(test_one_gpu),         cmocka_unit_test(test_resnet50_dgx1),
         cmocka_unit_test(test_horovod_fusion),  cmocka_unit_test(test_copies_by_hand),
+        cmocka_unit_test(test_compress_hook_by_hand),
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),
         cmocka_unit_test(test_fsdp_wrap_by_hand),    cmocka_unit_test(test_compute_estimate_by_hand),
