@@ -179,29 +179,12 @@ static int parse_opts(int argc, char **argv, opts *o)
 static double row_time(const cp_coll *c, const opts *o, double bytes, cp_coll_alg *alg,
                        cp_proto *proto)
 {
-    double best = -1;
-    int a;
-    if (o->proto < 0) {
-        *alg = o->alg < 0 ? cp_coll_best(c, o->op, bytes, NULL) : (cp_coll_alg)o->alg;
+    *alg = o->alg < 0 ? cp_coll_best_proto(c, o->op, bytes, o->proto, NULL)
+                      : (cp_coll_alg)o->alg;
+    if (o->proto < 0)
         return cp_coll_time_proto_us(c, o->op, *alg, bytes, proto);
-    }
-    /* one protocol, as NCCL_PROTO forces it: the fastest of NCCL's algorithms
-     * that can run it (auto), or the one asked */
-    *proto = (cp_proto)o->proto;
-    *alg = o->alg < 0 ? CP_ALG_RING : (cp_coll_alg)o->alg;
-    for (a = 0; a < CP_ALGS; a++) {
-        double x;
-        if ((o->alg >= 0 && a != o->alg) ||
-            (o->alg < 0 && (a == CP_ALG_HIER || a == CP_ALG_PS ||
-                            (a == CP_ALG_TREE && c->nhosts == 1))))
-            continue;
-        x = cp_coll_proto_time_us(c, o->op, (cp_coll_alg)a, *proto, bytes);
-        if (x >= 0 && (best < 0 || x < best)) {
-            best = x;
-            *alg = (cp_coll_alg)a;
-        }
-    }
-    return best;
+    *proto = (cp_proto)o->proto; /* forced, as NCCL_PROTO does */
+    return cp_coll_proto_time_us(c, o->op, *alg, *proto, bytes);
 }
 
 static void print_table(const cp_coll *c, const opts *o)

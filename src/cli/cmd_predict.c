@@ -322,6 +322,33 @@ static void give_sharp(cp_topo *t)
         t->rep_base->fabric_reduce_gbs = LINE_RATE_REDUCE_GBS;
 }
 
+/* Strategy s on machine t with options po, the model built for it and
+ * dropped again: *ms and *exposed, *ms -1 when s cannot run there (the
+ * reason in why, when given).  For the what-if and scaling tables. */
+static int predict_on(const cp_model *m, const cp_topo *t, const cp_predict_opts *po,
+                      cp_strategy s, double *ms, double *exposed, char *why, size_t whylen,
+                      cp_err *e)
+{
+    cp_predictor pr;
+    cp_prediction p;
+    int rc = cp_predictor_init(&pr, m, t, po, e);
+    *ms = *exposed = -1;
+    if (rc)
+        return rc;
+    rc = cp_predict_any(&pr, s, po, 0, 0, &p, e);
+    if (rc == CP_OK) {
+        if (p.available) {
+            *ms = p.iteration_ms;
+            *exposed = p.exposed_ms;
+        } else if (why) {
+            snprintf(why, whylen, "%s", p.why_not);
+        }
+        cp_prediction_free(&p);
+    }
+    cp_predictor_free(&pr);
+    return rc;
+}
+
 /* The iteration of strategy s on `t` after scaling `kind`'s links by f
  * (CP_LINK_KINDS: every kind) and compute by cscale, with in-network
  * reduction when sharp; negative when the strategy is then unavailable. */
@@ -330,8 +357,7 @@ static int whatif_one(const opts *o, const cp_model *m, const cp_topo *t, cp_str
 {
     cp_topo *c = cp_topo_clone(t);
     cp_predict_opts po = o->p;
-    cp_predictor pr;
-    cp_prediction p;
+    double exposed;
     int k, rc;
     if (!c)
         return cp_fail(e, CP_EINTERNAL, "out of memory");
@@ -341,13 +367,7 @@ static int whatif_one(const opts *o, const cp_model *m, const cp_topo *t, cp_str
     if (sharp)
         give_sharp(c);
     po.compute_scale *= cscale;
-    rc = cp_predictor_init(&pr, m, c, &po, e);
-    if (rc == CP_OK) {
-        rc = cp_predict_any(&pr, s, &po, 0, 0, &p, e);
-        *ms = rc == CP_OK && p.available ? p.iteration_ms : -1;
-        cp_prediction_free(&p);
-        cp_predictor_free(&pr);
-    }
+    rc = predict_on(m, c, &po, s, ms, &exposed, NULL, 0, e);
     cp_topo_free(c);
     return rc;
 }
@@ -404,22 +424,14 @@ static int scaling_one(const opts *o, const cp_model *m, cp_strategy s, int gpus
                        double *ms, double *exposed, cp_err *e)
 {
     cp_topo *t;
-    cp_predictor pr;
-    cp_prediction p;
+    char why[200] = "";
     int rc = cp_topo_load_machine(o->topo, gpus, hosts, &t, e);
     if (rc)
         return rc;
-    rc = cli_blame(cp_predictor_init(&pr, m, t, &o->p, e), e, o->model);
-    if (rc == CP_OK) {
-        rc = cp_predict_any(&pr, s, &o->p, 0, 0, &p, e);
-        if (rc == CP_OK && !p.available)
-            rc = cp_fail(e, CP_EINPUT, "strategy %s is not available on %s: %s",
-                         cp_strategy_name(s), t->name, p.why_not);
-        *ms = p.iteration_ms;
-        *exposed = p.exposed_ms;
-        cp_prediction_free(&p);
-        cp_predictor_free(&pr);
-    }
+    rc = cli_blame(predict_on(m, t, &o->p, s, ms, exposed, why, sizeof why, e), e, o->model);
+    if (rc == CP_OK && *ms < 0)
+        rc = cp_fail(e, CP_EINPUT, "strategy %s is not available on %s: %s",
+                     cp_strategy_name(s), t->name, why);
     cp_topo_free(t);
     return rc;
 }

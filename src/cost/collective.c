@@ -1216,6 +1216,12 @@ double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double 
 
 cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *us)
 {
+    return cp_coll_best_proto(c, op, bytes, -1, us);
+}
+
+cp_coll_alg cp_coll_best_proto(const cp_coll *c, cp_coll_op op, double bytes, int proto,
+                               double *us)
+{
     int alg;
     cp_coll_alg best = CP_ALG_RING;
     double bt = -1;
@@ -1223,7 +1229,8 @@ cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *
         double x;
         if (alg == CP_ALG_HIER || alg == CP_ALG_PS || (alg == CP_ALG_TREE && c->nhosts == 1))
             continue; /* not NCCL's (hier, ps); no NCCL tree inside a node */
-        x = cp_coll_time_us(c, op, (cp_coll_alg)alg, bytes);
+        x = proto < 0 ? cp_coll_time_us(c, op, (cp_coll_alg)alg, bytes)
+                      : cp_coll_proto_time_us(c, op, (cp_coll_alg)alg, (cp_proto)proto, bytes);
         if (x >= 0 && (bt < 0 || x < bt)) {
             bt = x;
             best = (cp_coll_alg)alg;

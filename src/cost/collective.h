@@ -140,4 +140,9 @@ double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double 
  * Its time goes to *us. */
 cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *us);
 
+/* The same among the algorithms that can run protocol `proto` (a cp_proto;
+ * negative: either, the faster), as NCCL_PROTO restricts the tuner. */
+cp_coll_alg cp_coll_best_proto(const cp_coll *c, cp_coll_op op, double bytes, int proto,
+                               double *us);
+
 #endif
