@@ -72,6 +72,24 @@ static int cli_parse_wrap(const char *cmd, const char *arg, double *out)
     return CP_OK;
 }
 
+/* --fsdp-sharding full|grad-op|hybrid|hybrid-grad-op: FSDP's
+ * sharding_strategy FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD,
+ * _HYBRID_SHARD_ZERO2 (cp_predict_opts.fsdp_sharding bits). */
+static int cli_parse_sharding(const char *cmd, const char *arg, int *out)
+{
+    static const char *const names[] = {"full", "grad-op", "hybrid", "hybrid-grad-op"};
+    static const int bits[] = {CP_SHARD_FULL, CP_SHARD_GRAD_OP, CP_SHARD_HYBRID,
+                               CP_SHARD_HYBRID | CP_SHARD_GRAD_OP};
+    size_t k;
+    for (k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(arg, names[k]) == 0) {
+            *out = bits[k];
+            return CP_OK;
+        }
+    return cli_usage(cmd, "--fsdp-sharding: expected full, grad-op, hybrid or "
+                          "hybrid-grad-op, got '%s'", arg);
+}
+
 int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p)
 {
     switch (c) {
@@ -80,6 +98,7 @@ int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p
     case CLI_OPT_JITTER: return cli_parse_positive(cmd, "--jitter", arg, 1, &p->jitter);
     case CLI_OPT_FW: return cli_parse_framework(cmd, arg, &p->framework);
     case CLI_OPT_WRAP: return cli_parse_wrap(cmd, arg, &p->fsdp_wrap_mb);
+    case CLI_OPT_SHARDING: return cli_parse_sharding(cmd, arg, &p->fsdp_sharding);
     case CLI_OPT_HOOK:
         if (strcmp(arg, "none") == 0)
             p->comm_hook = 0;
@@ -96,6 +115,8 @@ int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
 {
     if (p->fsdp_wrap_mb != 0 && p->framework != CP_FW_FSDP)
         return cli_usage(cmd, "--fsdp-wrap is for --framework fsdp");
+    if (p->fsdp_sharding != 0 && p->framework != CP_FW_FSDP)
+        return cli_usage(cmd, "--fsdp-sharding is for --framework fsdp");
     if (p->comm_hook && p->framework != CP_FW_DDP)
         return cli_usage(cmd, "--comm-hook is a DDP communication hook (--framework ddp)");
     if (p->framework != CP_FW_ZERO2 && p->framework != CP_FW_FSDP)

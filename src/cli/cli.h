@@ -50,7 +50,7 @@ int cli_parse_grad_dtype(const char *cmd, const char *arg, int *bytes);
  * getopt codes (clear of every command's own) and long options.  plan has
  * no --framework (it buckets as DDP does). */
 enum { CLI_OPT_ACCUM = 1000, CLI_OPT_VIEW, CLI_OPT_JITTER, CLI_OPT_FW, CLI_OPT_WRAP,
-       CLI_OPT_HOOK };
+       CLI_OPT_HOOK, CLI_OPT_SHARDING };
 #define CLI_MODEL_LONGOPTS                                                \
     {"accum-steps", required_argument, NULL, CLI_OPT_ACCUM},              \
         {"bucket-view", no_argument, NULL, CLI_OPT_VIEW},                 \
@@ -58,7 +58,8 @@ enum { CLI_OPT_ACCUM = 1000, CLI_OPT_VIEW, CLI_OPT_JITTER, CLI_OPT_FW, CLI_OPT_W
 #define CLI_FRAMEWORK_LONGOPT                                    \
     {"framework", required_argument, NULL, CLI_OPT_FW},          \
         {"fsdp-wrap", required_argument, NULL, CLI_OPT_WRAP},    \
-        {"comm-hook", required_argument, NULL, CLI_OPT_HOOK}
+        {"comm-hook", required_argument, NULL, CLI_OPT_HOOK},    \
+        {"fsdp-sharding", required_argument, NULL, CLI_OPT_SHARDING}
 
 /* Apply shared option c (a CLI_OPT_* code) with its argument to p:
  * CP_OK, a usage error (2), or -1 when c is not one of them. */
@@ -70,7 +71,7 @@ int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out);
 /* What the chosen framework makes of the other options, once all are
  * parsed: ZeRO-2 buckets default to DeepSpeed's (bucket_mb 0) unless
  * --bucket-mb was given; gradient accumulation is not modelled for the
- * sharded frameworks; --fsdp-wrap is for FSDP only.  0 or a usage error
+ * sharded frameworks; --fsdp-wrap and --fsdp-sharding are for FSDP only.  0 or a usage error
  * (2). */
 int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given);
 

@@ -15,8 +15,8 @@
 static const char help[] =
     "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N] [--gpus G]\n"
     "                           [--compute-ms T] [--framework ddp|horovod|zero2|fsdp]\n"
-    "                           [--fsdp-wrap block|layer|MB] [--comm-hook none|fp16|bf16]\n"
-    "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
+    "                           [--fsdp-wrap block|layer|MB] [--fsdp-sharding S]\n"
+    "                           [--comm-hook none|fp16|bf16] [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
     "                           [--accum-steps K] [--bucket-view] [--jitter CV] [--what-if]\n"
     "                           [--json | --csv | --timeline] [--sweep-bucket MIN:MAX]\n"
@@ -50,6 +50,11 @@ static const char help[] =
     "                          unit), layer (every model layer), or MB (consecutive\n"
     "                          layers until a unit holds MB MiB, as\n"
     "                          size_based_auto_wrap_policy)\n"
+    "      --fsdp-sharding S   FSDP sharding_strategy: full (FULL_SHARD, default),\n"
+    "                          grad-op (SHARD_GRAD_OP: parameters kept from forward\n"
+    "                          to backward), hybrid (HYBRID_SHARD: shard inside each\n"
+    "                          host, all-reduce the shards across hosts) or\n"
+    "                          hybrid-grad-op (_HYBRID_SHARD_ZERO2)\n"
     "      --bucket-mb B       DDP bucket_cap_mb (MiB, default 25); ZeRO-2 reduce and\n"
     "                          all-gather buckets (default 5e8 elements)\n"
     "      --first-bucket-mb B DDP first bucket (MiB, default 1)\n"
@@ -231,6 +236,17 @@ static int default_list(const cp_predictor *pr, opts *o, int keep_runs, cp_predi
     return CP_OK;
 }
 
+/* The header's name for an FSDP sharding strategy. */
+static const char *fsdp_title(int sharding)
+{
+    switch (sharding & (CP_SHARD_GRAD_OP | CP_SHARD_HYBRID)) {
+    case CP_SHARD_GRAD_OP: return "FSDP shard grad op";
+    case CP_SHARD_HYBRID: return "FSDP hybrid shard";
+    case CP_SHARD_GRAD_OP | CP_SHARD_HYBRID: return "FSDP hybrid shard, grad op";
+    default: return "FSDP full shard";
+    }
+}
+
 static void print_table(const opts *o, const cp_predictor *pr, const cp_prediction *res,
                         double ring_ms)
 {
@@ -239,7 +255,7 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
            pr->model->name, pr->topo->name, pr->topo->ngpus,
            o->p.framework == CP_FW_HOROVOD ? "Horovod fusion"
            : o->p.framework == CP_FW_ZERO2 ? "ZeRO-2 (reduce-scatter, all-gather)"
-           : o->p.framework == CP_FW_FSDP  ? "FSDP full shard"
+           : o->p.framework == CP_FW_FSDP  ? fsdp_title(o->p.fsdp_sharding)
                                            : "DDP buckets",
            pr->single_ms, pr->compute_source);
     if (o->p.accum_steps > 1)

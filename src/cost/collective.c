@@ -1198,6 +1198,31 @@ double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, c
     return t;
 }
 
+double cp_coll_phase_us(const cp_coll *c, cp_coll_alg alg, int k, double bytes,
+                        cp_proto *proto)
+{
+    const cp_alg_cost *a = &c->cost[CP_OP_ALLREDUCE][alg];
+    const cp_phase *ph;
+    double x, best = -1;
+    int p;
+    if (!a->available || k < 0 || k >= a->nphases)
+        return -1;
+    ph = &a->phase[k];
+    for (p = 0; p < CP_PROTOS; p++) {
+        double eff = p == CP_PROTO_LL ? CP_LL_EFF : 1;
+        if (p == CP_PROTO_LL && !a->ll)
+            continue;
+        x = c->launch_us + ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us : 0) +
+            (ph->factor > 0 ? ph->factor * bytes / (eff * ph->bw_gbs * 1e3) : 0);
+        if (best < 0 || x < best || (x == best && p == CP_PROTO_SIMPLE)) {
+            best = x; /* ties go to Simple, as in cp_coll_time_proto_us */
+            if (proto)
+                *proto = (cp_proto)p;
+        }
+    }
+    return best;
+}
+
 double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes,
                              cp_proto *proto)
 {

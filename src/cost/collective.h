@@ -130,6 +130,17 @@ double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, c
 double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes,
                              cp_proto *proto);
 
+/* Time in us of phase k of `alg`'s AllReduce run alone as one call on a
+ * `bytes` buffer: launch + the phase under the faster protocol `alg` may
+ * run (*proto when not NULL); negative when unavailable.  Hybrid sharding
+ * (FSDP HYBRID_SHARD) runs pieces of the hierarchical scheme as separate
+ * calls: phase 0 of hier (ring) or nvls (several hosts) is a reduce-scatter
+ * inside every host, phase 2 an all-gather inside every host, and hier's
+ * phase 1 the all-reduce of every GPU's 1/n shard with its peers on the
+ * other hosts, all n peer groups at once. */
+double cp_coll_phase_us(const cp_coll *c, cp_coll_alg alg, int k, double bytes,
+                        cp_proto *proto);
+
 /* The same without the protocol. */
 double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes);
 

@@ -59,7 +59,18 @@ typedef struct cp_predict_opts {
                                 block, as transformer_auto_wrap_policy; CP_WRAP_LAYER one
                                 per model layer; > 0 consecutive layers until this many
                                 MiB, as size_based_auto_wrap_policy */
+    int fsdp_sharding;       /* FSDP sharding_strategy: 0 FULL_SHARD, or CP_SHARD_* bits
+                                (eq. Z3) */
 } cp_predict_opts;
+
+/* fsdp_sharding bits: SHARD_GRAD_OP keeps the parameters gathered for
+ * forward until backward ends (no gathers in backward); HYBRID_SHARD shards
+ * inside each host and all-reduces every shard with its peers on the other
+ * hosts.  Both: _HYBRID_SHARD_ZERO2.  CP_SHARD_FULL says FULL_SHARD was
+ * asked for (the same as 0). */
+#define CP_SHARD_GRAD_OP 1
+#define CP_SHARD_HYBRID 2
+#define CP_SHARD_FULL 4
 
 /* fsdp_wrap_mb policies that are not sizes (0, the default, is a block a
  * unit too; CP_WRAP_BLOCK says it was asked for). */

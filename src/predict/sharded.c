@@ -22,19 +22,67 @@ static const char *const how_names[2][CP_ALGS] = {
     {"reducescatter/ring", "reducescatter/tree", "reducescatter/nvls", "reducescatter/hier",
      "reducescatter/ps", "reducescatter/collnet"}};
 
-/* `times` operations of `bytes` each, back to back on the communication
- * stream (one timeline entry): they start when issued and the stream is
- * free; returns their finish, -1 when the strategy cannot run them. */
-static double issue_n(const cp_predictor *p, cp_strategy s, cp_coll_op op, double bytes,
-                      double times, int nt, double at, double *stream, cp_prediction *out,
-                      int cap)
+/* Where an operation runs (eq. Z3): over every GPU; inside every host at
+ * once (hybrid sharding's gathers and reduce-scatters); or among the
+ * peers, the GPUs of one local rank across the hosts, every group at once
+ * (hybrid sharding's all-reduce of each shard). */
+typedef enum scope { SC_ALL, SC_HOST, SC_PEERS } scope;
+
+/* What the timeline calls the in-host and peer operations, by algorithm. */
+static const char *scoped_name(cp_coll_op op, scope sc, cp_coll_alg alg)
 {
-    cp_coll_alg alg;
-    const char *proto;
+    if (sc == SC_PEERS)
+        return "allreduce/peers";
+    if (op == CP_OP_REDUCESCATTER)
+        return alg == CP_ALG_NVLS ? "reducescatter/host-nvls" : "reducescatter/host-ring";
+    return alg == CP_ALG_NVLS ? "allgather/host-nvls" : "allgather/host-ring";
+}
+
+/* Time in ms of `op` on `bytes` in scope sc under strategy s; negative when
+ * s cannot run it.  In a host, ring is the hierarchical scheme's in-host
+ * ring (phase 0 reduces, phase 2 gathers), auto and best also NVLS's
+ * in-host phase where the switches reduce; among peers, its ring of peers
+ * (phase 1).  *how and *proto name what ran. */
+static double scoped_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, scope sc,
+                        double bytes, const char **how, const char **proto)
+{
+    cp_coll_alg alg = CP_ALG_HIER;
+    cp_proto pr = CP_PROTO_SIMPLE, pn;
+    int k = sc == SC_PEERS ? 1 : op == CP_OP_REDUCESCATTER ? 0 : 2;
+    double us, nv;
+    if (sc == SC_ALL) {
+        us = cp_strategy_coll_ms(p, s, op, bytes, &alg, proto);
+        *how = alg == CP_ALGS ? "none" : how_names[op == CP_OP_REDUCESCATTER][alg];
+        return us;
+    }
+    if (s != CP_S_RING && s != CP_S_AUTO && s != CP_S_BEST)
+        return -1;
+    us = cp_coll_phase_us(&p->coll, CP_ALG_HIER, k, bytes, &pr);
+    if (sc == SC_HOST && s != CP_S_RING &&
+        (nv = cp_coll_phase_us(&p->coll, CP_ALG_NVLS, k, bytes, &pn)) >= 0 &&
+        (us < 0 || nv < us)) {
+        us = nv;
+        pr = pn;
+        alg = CP_ALG_NVLS;
+    }
+    *how = scoped_name(op, sc, alg);
+    *proto = cp_proto_name(pr);
+    return us < 0 ? -1 : us / 1e3;
+}
+
+/* `times` operations of `bytes` each in scope sc, back to back on the
+ * communication stream (one timeline entry): they start when issued and
+ * the stream is free; returns their finish, -1 when the strategy cannot run
+ * them. */
+static double issue_in(const cp_predictor *p, cp_strategy s, cp_coll_op op, scope sc,
+                       double bytes, double times, int nt, double at, double *stream,
+                       cp_prediction *out, int cap)
+{
+    const char *how, *proto;
     double d, start = at > *stream ? at : *stream;
     if (bytes <= 0 || times <= 0) /* a layer without parameters: nothing to move */
         return at;
-    if ((d = cp_strategy_coll_ms(p, s, op, bytes, &alg, &proto)) < 0)
+    if ((d = scoped_ms(p, s, op, sc, bytes, &how, &proto)) < 0)
         return -1;
     d *= times;
     bytes *= times;
@@ -47,10 +95,18 @@ static double issue_n(const cp_predictor *p, cp_strategy s, cp_coll_op op, doubl
         r->ready_ms = at;
         r->start_ms = start;
         r->finish_ms = *stream;
-        r->how = alg == CP_ALGS ? "none" : how_names[op == CP_OP_REDUCESCATTER][alg];
+        r->how = how;
         r->proto = proto;
     }
     return *stream;
+}
+
+/* The same over every GPU. */
+static double issue_n(const cp_predictor *p, cp_strategy s, cp_coll_op op, double bytes,
+                      double times, int nt, double at, double *stream, cp_prediction *out,
+                      int cap)
+{
+    return issue_in(p, s, op, SC_ALL, bytes, times, nt, at, stream, out, cap);
 }
 
 /* One operation: issue_n once. */
@@ -196,19 +252,41 @@ static int fsdp_alloc(fsdp_state *f, int L)
     return f->lbytes && f->lnt && f->unit && f->ub && f->fend && f->bstart && f->bend && f->unt;
 }
 
+/* A unit's gradients reduced: a ReduceScatter over the shard group (every
+ * GPU, or with hybrid sharding each host), then with hybrid sharding over
+ * several hosts the all-reduce of every shard with its peers, on the same
+ * stream (FSDP's post-backward hook runs both).  Returns the finish, -1
+ * when s cannot run them. */
+static double reduce_unit(const cp_predictor *p, cp_strategy s, int hybrid, double bytes,
+                          int nt, double at, double *stream, cp_prediction *out, int cap)
+{
+    double f = issue_in(p, s, CP_OP_REDUCESCATTER, hybrid ? SC_HOST : SC_ALL, bytes, 1, nt,
+                        at, stream, out, cap);
+    if (f < 0 || !hybrid)
+        return f;
+    return issue_in(p, s, CP_OP_ALLREDUCE, SC_PEERS, bytes, 1, nt, f, stream, out, cap);
+}
+
 /* Eq. Z2, FSDP FULL_SHARD over the wrap policy's units: the root unit (if
  * any) is gathered first and kept until backward ends (FSDP does not
  * reshard the root after forward); forward gathers each unit before its
  * first layer runs, the next one while it runs (at most two gathered: the
  * gather of u waits for unit u-2 to be freed); backward gathers again one
  * unit ahead and reduce-scatters each unit's gradients when its backward
- * ends, the root's last.  *end: the iteration without the optimizer. */
+ * ends, the root's last.  Eq. Z3, the other sharding strategies:
+ * SHARD_GRAD_OP frees nothing after forward, so no gather waits for a free
+ * and backward gathers nothing; HYBRID_SHARD gathers and reduce-scatters
+ * inside each host and all-reduces each shard across the hosts
+ * (reduce_unit).  *end: the iteration without the optimizer. */
 static int run_fsdp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o, int keep,
                     cp_prediction *out, double *end, cp_err *e)
 {
     const cp_model *m = p->model;
     const cp_compute *c = &p->comp;
-    int L = m->nlayers, l, k, U, u, n = 3 * L + 4, rc = CP_OK;
+    int L = m->nlayers, l, k, U, u, n = 4 * L + 6, rc = CP_OK;
+    int hybrid = (o->fsdp_sharding & CP_SHARD_HYBRID) && p->topo->nhosts > 1;
+    int keep_params = o->fsdp_sharding & CP_SHARD_GRAD_OP;
+    scope in = hybrid ? SC_HOST : SC_ALL;
     double stream = 0, t, g = 0, groot, rootb = 0, fwd_end;
     int rootnt = 0, cur = -2;
     fsdp_state f;
@@ -232,13 +310,14 @@ static int run_fsdp(const cp_predictor *p, cp_strategy s, const cp_predict_opts 
     }
     /* forward */
     t = c->lead_ms;
-    if ((groot = issue(p, s, CP_OP_ALLGATHER, rootb, rootnt, t, &stream, out, n)) < 0)
+    if ((groot = issue_in(p, s, CP_OP_ALLGATHER, in, rootb, 1, rootnt, t, &stream, out, n)) < 0)
         goto unavailable;
     for (l = 0; l < L; l++) {
         u = f.unit[l];
         if (u >= 0 && u != cur) {
-            double limit = u >= 2 ? f.fend[u - 2] : c->lead_ms;
-            if ((g = issue(p, s, CP_OP_ALLGATHER, f.ub[u], f.unt[u], limit, &stream, out, n)) < 0)
+            double limit = u >= 2 && !keep_params ? f.fend[u - 2] : c->lead_ms;
+            if ((g = issue_in(p, s, CP_OP_ALLGATHER, in, f.ub[u], 1, f.unt[u], limit, &stream,
+                              out, n)) < 0)
                 goto unavailable;
             cur = u;
         }
@@ -258,11 +337,13 @@ static int run_fsdp(const cp_predictor *p, cp_strategy s, const cp_predict_opts 
         if (u >= 0 && u != cur) {
             double limit = u + 2 < U ? f.bend[u + 2] : fwd_end;
             double at = u + 1 < U ? f.bstart[u + 1] : fwd_end;
-            if ((g = issue(p, s, CP_OP_ALLGATHER, f.ub[u], f.unt[u], at > limit ? at : limit,
-                           &stream, out, n)) < 0)
+            g = 0; /* SHARD_GRAD_OP: the parameters are still there from forward */
+            if (!keep_params &&
+                (g = issue_in(p, s, CP_OP_ALLGATHER, in, f.ub[u], 1, f.unt[u],
+                              at > limit ? at : limit, &stream, out, n)) < 0)
                 goto unavailable;
-            if (u + 1 < U && issue(p, s, CP_OP_REDUCESCATTER, f.ub[u + 1], f.unt[u + 1],
-                                   f.bend[u + 1], &stream, out, n) < 0)
+            if (u + 1 < U && reduce_unit(p, s, hybrid, f.ub[u + 1], f.unt[u + 1],
+                                         f.bend[u + 1], &stream, out, n) < 0)
                 goto unavailable;
             if (g > t)
                 t = g;
@@ -273,10 +354,9 @@ static int run_fsdp(const cp_predictor *p, cp_strategy s, const cp_predict_opts 
         if (u >= 0)
             f.bend[u] = t;
     }
-    if (U > 0 && issue(p, s, CP_OP_REDUCESCATTER, f.ub[0], f.unt[0], f.bend[0], &stream, out,
-                       n) < 0)
+    if (U > 0 && reduce_unit(p, s, hybrid, f.ub[0], f.unt[0], f.bend[0], &stream, out, n) < 0)
         goto unavailable;
-    if (issue(p, s, CP_OP_REDUCESCATTER, rootb, rootnt, t, &stream, out, n) < 0)
+    if (reduce_unit(p, s, hybrid, rootb, rootnt, t, &stream, out, n) < 0)
         goto unavailable;
     *end = t > stream ? t : stream;
     goto done;
@@ -290,7 +370,9 @@ done:
 int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                        int keep_runs, cp_prediction *out, cp_err *e)
 {
-    double end = 0, opt = p->comp.optimizer_ms / (p->topo->ngpus > 0 ? p->topo->ngpus : 1);
+    int hybrid = o->framework == CP_FW_FSDP && (o->fsdp_sharding & CP_SHARD_HYBRID);
+    int group = hybrid ? p->coll.per_host : p->topo->ngpus; /* GPUs sharing a shard */
+    double end = 0, opt = p->comp.optimizer_ms / (group > 0 ? group : 1);
     int rc;
     memset(out, 0, sizeof *out);
     out->strategy = s;

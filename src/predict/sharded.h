@@ -13,7 +13,9 @@
  *     forward and again before its backward (prefetched one layer ahead,
  *     at most two layers gathered at once), and its gradients
  *     reduce-scattered as soon as its backward ends; one communication
- *     stream in issue order.
+ *     stream in issue order.  SHARD_GRAD_OP keeps the forward's parameters
+ *     through backward; HYBRID_SHARD shards inside each host and
+ *     all-reduces every shard across the hosts (eq. Z3).
  *
  * Ownership: as cp_predict (predict.h).
  */

@@ -119,25 +119,24 @@ static void test_shared_pcie_uplink(void **state)
  * T = 1000 + 1 + 10000 + 12 + 1000 + 1 = 12014 us. */
 static void test_two_host_hierarchical(void **state)
 {
-    cp_topo *one = cp_topo_new("pair"), *two;
-    int g0, g1, sw, nic;
+    cp_topo *one = test_nvlink_pair_nic(), *two;
     cp_coll c;
+    cp_proto pr;
     (void)state;
-    g0 = cp_topo_add_node(one, "g0", CP_GPU, 0);
-    g1 = cp_topo_add_node(one, "g1", CP_GPU, 0);
-    sw = cp_topo_add_node(one, "sw", CP_PCIE_SWITCH, 0);
-    nic = cp_topo_add_node(one, "nic", CP_NIC, 0);
-    one->nodes[nic].net_gbs = 10;
-    one->nodes[nic].net_lat_us = 2;
-    cp_topo_add_link(one, g0, g1, CP_NVLINK, 50, 0, 1.0);
-    cp_topo_add_link(one, g0, sw, CP_PCIE, 12, 0, 1.0);
-    cp_topo_add_link(one, g1, sw, CP_PCIE, 12, 0, 1.0);
-    cp_topo_add_link(one, nic, sw, CP_PCIE, 12, 0, 1.0);
-    finish(one);
     build_hosts(one, 2, &two, &c);
     assert_int_equal(c.nranks, 4);
     assert_near(c.cost[CP_OP_ALLREDUCE][CP_ALG_HIER].phase[1].bw_gbs, 5.0, 1e-6);
     assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_HIER, S), 12014.0, 1e-6);
+    /* its phases as calls of their own (hybrid sharding): the in-host
+     * reduce-scatter 1 + 1000 us, the ring of peers 12 + 10000 us, under
+     * Simple (uncalibrated: no per-step cost, so LL's half bandwidth never
+     * wins); no NVLS, no fourth phase */
+    assert_near(cp_coll_phase_us(&c, CP_ALG_HIER, 0, S, &pr), 1001.0, 1e-6);
+    assert_int_equal(pr, CP_PROTO_SIMPLE);
+    assert_near(cp_coll_phase_us(&c, CP_ALG_HIER, 1, S, NULL), 10012.0, 1e-6);
+    assert_near(cp_coll_phase_us(&c, CP_ALG_HIER, 2, S, NULL), 1001.0, 1e-6);
+    assert_true(cp_coll_phase_us(&c, CP_ALG_HIER, 3, S, NULL) < 0);
+    assert_true(cp_coll_phase_us(&c, CP_ALG_NVLS, 0, S, NULL) < 0);
     /* auto never picks hier (NCCL has no such algorithm) */
     assert_int_not_equal(cp_coll_best(&c, CP_OP_ALLREDUCE, S, NULL), CP_ALG_HIER);
     /* no reducing network switch: no CollNet */
@@ -225,6 +224,7 @@ static void test_nvls(void **state)
     char id[16];
     cp_coll c;
     cp_err e;
+    cp_proto pr = CP_PROTO_LL;
     (void)state;
     sw = cp_topo_add_node(one, "sw", CP_NVSWITCH, 0);
     one->nodes[sw].reduce_gbs = 1000;
@@ -246,6 +246,10 @@ static void test_nvls(void **state)
     cp_coll_free(&c);
     build_hosts(one, 2, &two, &c);
     assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_NVLS, S), 2508.0, 1e-6);
+    /* its in-host reduce-scatter alone (hybrid sharding): hop 1 us + S at
+     * min(100, 1000 / 4) = 100 GB/s = 1001 us, Simple (NVLS has no LL) */
+    assert_near(cp_coll_phase_us(&c, CP_ALG_NVLS, 0, S, &pr), 1001.0, 1e-6);
+    assert_int_equal(pr, CP_PROTO_SIMPLE);
     cp_coll_free(&c);
     cp_topo_free(two);
     cp_topo_free(one);

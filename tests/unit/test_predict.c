@@ -371,6 +371,101 @@ static void test_fsdp_by_hand(void **state)
     square_close(&c);
 }
 
+/* FSDP SHARD_GRAD_OP (eq. Z3) on the square of test_fsdp_by_hand: forward
+ * as there (AG0 [0, .19174368], AG1 [.19174368, .25765824], forward ends
+ * 10.19174368); backward gathers nothing: bwd1 10.19174368 -> 15.19174368,
+ * RS1 [15.19174368, 15.25765824], bwd0 -> 30.19174368, RS0 -> 30.38348736.
+ * Iteration 30.38348736 + 1 = 31.38348736: FULL_SHARD's 31.44940192 less
+ * the 4 MiB gather (.06591456) that delayed backward; comm 2 x .19174368 +
+ * 2 x .06591456 = .51531648, four operations.  HYBRID_SHARD on one host is
+ * FULL_SHARD. */
+static void test_fsdp_grad_op_by_hand(void **state)
+{
+    square_case c;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 34;
+    o.framework = CP_FW_FSDP;
+    o.fsdp_wrap_mb = CP_WRAP_LAYER;
+    o.fsdp_sharding = CP_SHARD_GRAD_OP;
+    square_open_with(&c, &o, 0, 4);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
+    assert_true(p.available);
+    assert_int_equal(p.nruns, 4);
+    assert_near(p.runs[2].start_ms, 15.19174368, 1e-9);
+    assert_near(p.runs[3].finish_ms, 30.38348736, 1e-9);
+    assert_near(p.iteration_ms, 31.38348736, 1e-9);
+    assert_near(p.comm_ms, 0.51531648, 1e-9);
+    cp_prediction_free(&p);
+    c.o.fsdp_sharding = CP_SHARD_HYBRID;
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 0, &p, &e), CP_OK);
+    assert_near(p.iteration_ms, 31.44940192, 1e-9);
+    cp_prediction_free(&p);
+    square_close(&c);
+}
+
+/* FSDP HYBRID_SHARD (eq. Z3) on two hosts of the NVLink pair with a NIC
+ * (testtopo.h: in-host gather or reduce-scatter 1 + 0.5 S / 50e3 us, the
+ * ring of peers 12 + 0.5 S / 5e3 us), the model and compute of
+ * test_fsdp_by_hand (units 12 and 4 MiB; forward 7.5 + 2.5, backward 15 +
+ * 5, optimizer 4):
+ *   in host: 12 MiB 126.82912 us, 4 MiB 42.94304 us; peers: 12 MiB
+ *   1270.2912 us, 4 MiB 431.4304 us.
+ *   forward:  AG0 [0, .12682912], AG1 [.12682912, .16977216]; fwd0
+ *             .12682912 -> 7.62682912, fwd1 -> 10.12682912
+ *   backward: AG1 [10.12682912, 10.16977216]; bwd1 -> 15.16977216; AG0 as
+ *             bwd1 starts [10.16977216, 10.29660128]; RS1 [15.16977216,
+ *             15.2127152], AR1 among peers [15.2127152, 15.6441456]; bwd0
+ *             -> 30.16977216; RS0 [30.16977216, 30.29660128], AR0
+ *             [30.29660128, 31.56689248]
+ *   optimizer on a shard of the host's two GPUs: 4 / 2 = 2 ms; iteration
+ *   33.56689248, compute 32, exposed 1.56689248; comm 3 x .12682912 +
+ *   3 x .04294304 + 1.2702912 + .4314304 = 2.21103808; eight operations. */
+static void test_fsdp_hybrid_by_hand(void **state)
+{
+    static const int64_t numel[] = {3 * MIB, MIB};
+    cp_model *m = make_model(numel, NULL, 2);
+    cp_topo *one = test_nvlink_pair_nic(), *two;
+    cp_predict_opts o;
+    cp_predictor pr;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    m->optimizer_ms = 4;
+    assert_int_equal(cp_topo_replicate(one, 2, &two, &e), CP_OK);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 34;
+    o.framework = CP_FW_FSDP;
+    o.fsdp_wrap_mb = CP_WRAP_LAYER;
+    o.fsdp_sharding = CP_SHARD_HYBRID;
+    assert_int_equal(cp_predictor_init(&pr, m, two, &o, &e), CP_OK);
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_true(p.available);
+    assert_int_equal(p.nruns, 8);
+    assert_near(p.runs[3].finish_ms, 10.29660128, 1e-9);
+    assert_string_equal(p.runs[4].how, "reducescatter/host-ring");
+    assert_near(p.runs[4].finish_ms, 15.2127152, 1e-9);
+    assert_string_equal(p.runs[5].how, "allreduce/peers");
+    assert_near(p.runs[5].finish_ms, 15.6441456, 1e-9);
+    assert_near(p.runs[7].start_ms, 30.29660128, 1e-9);
+    assert_near(p.iteration_ms, 33.56689248, 1e-9);
+    assert_near(p.compute_ms, 32.0, 1e-9);
+    assert_near(p.exposed_ms, 1.56689248, 1e-9);
+    assert_near(p.comm_ms, 2.21103808, 1e-9);
+    cp_prediction_free(&p);
+    /* tree cannot gather or reduce-scatter: unavailable, with the reason */
+    assert_int_equal(cp_predict(&pr, CP_S_TREE, &o, 0, &p, &e), CP_OK);
+    assert_false(p.available);
+    assert_non_null(strstr(p.why_not, "ReduceScatter"));
+    cp_predictor_free(&pr);
+    cp_topo_free(two);
+    cp_topo_free(one);
+    cp_model_free(m);
+}
+
 /* FSDP wrap policies on the square (AllGather and ReduceScatter of S bytes:
  * 3 + 0.75 S / 50e3 us: 4 MiB 0.06591456 ms, 12 MiB 0.19174368 ms).  Layers
  * "emb" 4 MiB, "blk.0.attn" 8 MiB, "blk.0.mlp" 4 MiB, "blk.1" 4 MiB; 30 ms
@@ -548,6 +643,17 @@ static void test_compute_estimate_by_hand(void **state)
 /* Invariants (issue 4): iteration >= compute, exposed <= comm; a machine
  * with every link 10x faster never predicts a slower iteration; one GPU:
  * iteration = compute. */
+/* Every framework, then FSDP's other sharding strategies (eq. Z3): the
+ * variants the invariant and one-GPU tests run. */
+#define NVARIANTS (CP_FW_FSDP + 4)
+static void set_variant(cp_predict_opts *o, int v)
+{
+    static const int sharding[] = {CP_SHARD_GRAD_OP, CP_SHARD_HYBRID,
+                                   CP_SHARD_HYBRID | CP_SHARD_GRAD_OP};
+    o->framework = v <= CP_FW_FSDP ? (cp_framework)v : CP_FW_FSDP;
+    o->fsdp_sharding = v <= CP_FW_FSDP ? 0 : sharding[v - CP_FW_FSDP - 1];
+}
+
 static void check_invariants(const char *model, const char *topo, int hosts)
 {
     cp_model *m;
@@ -564,10 +670,10 @@ static void check_invariants(const char *model, const char *topo, int hosts)
         fast->links[l].gbs[0] *= 10;
         fast->links[l].gbs[1] *= 10;
     }
-    for (fw = CP_FW_DDP; fw <= CP_FW_FSDP; fw++) {
+    for (fw = 0; fw < NVARIANTS; fw++) {
         cp_predict_opts_default(&o);
         o.compute_ms = 250;
-        o.framework = (cp_framework)fw;
+        set_variant(&o, fw);
         if (fw == CP_FW_ZERO2)
             o.bucket_mb = 0; /* DeepSpeed's default, as the command line sets it */
         assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
@@ -627,10 +733,10 @@ static void test_one_gpu(void **state)
     (void)state;
     cp_topo_add_node(t, "g0", CP_GPU, 0);
     assert_int_equal(cp_topo_index(t, &e), CP_OK);
-    for (fw = CP_FW_DDP; fw <= CP_FW_FSDP; fw++) { /* every framework */
+    for (fw = 0; fw < NVARIANTS; fw++) { /* every framework and sharding */
         cp_predict_opts_default(&o);
         o.compute_ms = 12.5;
-        o.framework = (cp_framework)fw;
+        set_variant(&o, fw);
         o.jitter = 0.05; /* one GPU waits for nobody (eq. P9) */
         assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
         assert_int_equal(cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e), CP_OK);
@@ -719,6 +825,8 @@ int main(void)
         cmocka_unit_test(test_compress_hook_by_hand),
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),
+        cmocka_unit_test(test_fsdp_grad_op_by_hand),
+        cmocka_unit_test(test_fsdp_hybrid_by_hand),
         cmocka_unit_test(test_fsdp_wrap_by_hand),    cmocka_unit_test(test_compute_estimate_by_hand),
         cmocka_unit_test(test_scale_kind_by_hand), cmocka_unit_test(test_stragglers_by_hand),
     };

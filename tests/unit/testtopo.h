@@ -26,4 +26,29 @@ static inline cp_topo *test_nvlink_square(double gbs, double last_gbs)
     return t;
 }
 
+/* One host of two GPUs joined by one 50 GB/s NVLink, both on a PCIe switch
+ * (12 GB/s) with one NIC (PCIe 12, network 10 GB/s, 2 us NIC to NIC); every
+ * bus hop 1 us; indexed, uncalibrated.  Replicated over hosts, it is the
+ * smallest machine with a hierarchical AllReduce worked by hand
+ * (test_collective.c): in-host phases 1 + 0.5 S / 50e3 us, the ring of peers
+ * over two hosts 12 + 0.5 S / 5e3 us. */
+static inline cp_topo *test_nvlink_pair_nic(void)
+{
+    cp_topo *one = cp_topo_new("pair");
+    cp_err e;
+    int g0, g1, sw, nic;
+    g0 = cp_topo_add_node(one, "g0", CP_GPU, 0);
+    g1 = cp_topo_add_node(one, "g1", CP_GPU, 0);
+    sw = cp_topo_add_node(one, "sw", CP_PCIE_SWITCH, 0);
+    nic = cp_topo_add_node(one, "nic", CP_NIC, 0);
+    one->nodes[nic].net_gbs = 10;
+    one->nodes[nic].net_lat_us = 2;
+    cp_topo_add_link(one, g0, g1, CP_NVLINK, 50, 0, 1.0);
+    cp_topo_add_link(one, g0, sw, CP_PCIE, 12, 0, 1.0);
+    cp_topo_add_link(one, g1, sw, CP_PCIE, 12, 0, 1.0);
+    cp_topo_add_link(one, nic, sw, CP_PCIE, 12, 0, 1.0);
+    assert_int_equal(cp_topo_index(one, &e), CP_OK);
+    return one;
+}
+
 #endif
