@@ -121,9 +121,6 @@ int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
         return cli_usage(cmd, "--comm-hook is a DDP communication hook (--framework ddp)");
     if (p->framework != CP_FW_ZERO2 && p->framework != CP_FW_FSDP)
         return CP_OK;
-    if (p->accum_steps > 1) /* both synchronise every micro-batch */
-        return cli_usage(cmd, "--accum-steps is not modelled for --framework %s",
-                         p->framework == CP_FW_FSDP ? "fsdp" : "zero2");
     if (!bucket_given)
         p->bucket_mb = 0; /* ZeRO-2: DeepSpeed's bucket of 5e8 elements */
     return CP_OK;

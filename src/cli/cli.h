@@ -70,8 +70,8 @@ int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out);
 
 /* What the chosen framework makes of the other options, once all are
  * parsed: ZeRO-2 buckets default to DeepSpeed's (bucket_mb 0) unless
- * --bucket-mb was given; gradient accumulation is not modelled for the
- * sharded frameworks; --fsdp-wrap and --fsdp-sharding are for FSDP only.  0 or a usage error
+ * --bucket-mb was given; --fsdp-wrap and --fsdp-sharding are for FSDP
+ * only.  0 or a usage error
  * (2). */
 int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given);
 

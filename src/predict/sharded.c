@@ -15,6 +15,9 @@
  * elements (deepspeed/runtime/zero/config.py). */
 #define ZERO_BUCKET_ELEMS 5e8
 
+/* Operations a timeline may hold before it is refused (a few hundred MB). */
+#define MAX_RUNS (1 << 22)
+
 /* What the timeline calls each operation: the op and its algorithm. */
 static const char *const how_names[2][CP_ALGS] = {
     {"allgather/ring", "allgather/tree", "allgather/nvls", "allgather/hier", "allgather/ps",
@@ -116,31 +119,40 @@ static double issue(const cp_predictor *p, cp_strategy s, cp_coll_op op, double 
     return issue_n(p, s, op, bytes, 1, nt, at, stream, out, cap);
 }
 
-/* Eq. Z1, ZeRO-2: reduce-scatter the buckets during backward, step the
- * optimizer on the shard, all-gather the parameters.  *end: the iteration
- * without the optimizer. */
+/* Eq. Z1, ZeRO-2: reduce-scatter the buckets during backward (every
+ * micro-batch's, eq. Z4), step the optimizer on the shard, all-gather the
+ * parameters.  *end: the iteration without the optimizer. */
 static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o, int keep,
                      cp_prediction *out, double *end, cp_err *e)
 {
     cp_buckets bk;
     double cap = o->bucket_mb > 0 ? o->bucket_mb * MIB : ZERO_BUCKET_ELEMS * p->elem_bytes;
-    double stream = 0, total = 0, full;
-    int i, n, rc = cp_buckets_ddp(p->model, &p->comp, p->elem_bytes, cap, cap, &bk, e);
+    double stream = 0, total = 0, full, micro = p->comp.fwd_total + p->comp.bwd_total;
+    int i, k, n, K = o->accum_steps > 1 ? o->accum_steps : 1;
+    int rc = cp_buckets_ddp(p->model, &p->comp, p->elem_bytes, cap, cap, &bk, e);
     if (rc)
         return rc;
     for (i = 0; i < bk.n; i++)
         total += bk.b[i].bytes;
-    n = bk.n + 2; /* reduce-scatters, then the full all-gathers and the rest */
+    if (keep && (double)bk.n * K + 2 > MAX_RUNS) {
+        cp_buckets_free(&bk);
+        return cp_fail(e, CP_EINPUT, "a timeline of %d micro-batches of %d buckets is too "
+                       "long to print: use fewer --accum-steps", K, bk.n);
+    }
+    n = bk.n * K + 2; /* reduce-scatters, then the full all-gathers and the rest */
     if (keep && !(out->runs = calloc((size_t)n, sizeof *out->runs))) {
         cp_buckets_free(&bk);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
-    for (i = 0; i < bk.n; i++)
-        if (issue(p, s, CP_OP_REDUCESCATTER, bk.b[i].bytes, bk.b[i].count, bk.b[i].ready_ms,
-                  &stream, out, n) < 0) {
-            cp_buckets_free(&bk);
-            return 1;
-        }
+    /* eq. Z4: every micro-batch reduce-scatters its buckets; the bucket
+     * times are the last micro-batch's, k earlier ones k x micro before */
+    for (k = K - 1; k >= 0; k--)
+        for (i = 0; i < bk.n; i++)
+            if (issue(p, s, CP_OP_REDUCESCATTER, bk.b[i].bytes, bk.b[i].count,
+                      bk.b[i].ready_ms - k * micro, &stream, out, n) < 0) {
+                cp_buckets_free(&bk);
+                return 1;
+            }
     cp_buckets_free(&bk);
     *end = p->comp.lead_ms + p->comp.fwd_total + p->comp.bwd_total;
     if (stream > *end)
@@ -267,6 +279,83 @@ static double reduce_unit(const cp_predictor *p, cp_strategy s, int hybrid, doub
     return issue_in(p, s, CP_OP_ALLREDUCE, SC_PEERS, bytes, 1, nt, f, stream, out, cap);
 }
 
+/* What one FSDP micro-batch needs to know (run_fsdp sets it up). */
+typedef struct fsdp_run {
+    const cp_predictor *p;
+    cp_strategy s;
+    int hybrid, keep_params;
+    int U;               /* units */
+    double rootb;        /* root unit's bytes and tensors */
+    int rootnt;
+    cp_prediction *out;
+    int cap;             /* room in out->runs */
+} fsdp_run;
+
+/* One micro-batch's forward and backward from time *t, the stream free
+ * from *stream (eqs. Z2, Z3); both advance.  Returns 0, or 1 when the
+ * strategy cannot run an operation. */
+static int fsdp_micro(const fsdp_run *r, fsdp_state *f, double *t, double *stream)
+{
+    const cp_predictor *p = r->p;
+    const cp_compute *c = &p->comp;
+    const cp_model *m = p->model;
+    cp_strategy s = r->s;
+    scope in = r->hybrid ? SC_HOST : SC_ALL;
+    int L = m->nlayers, l, u, U = r->U, n = r->cap, cur = -2;
+    double g = 0, groot, fwd_end, t0 = *t;
+    cp_prediction *out = r->out;
+    /* forward */
+    if ((groot = issue_in(p, s, CP_OP_ALLGATHER, in, r->rootb, 1, r->rootnt, *t, stream, out,
+                          n)) < 0)
+        return 1;
+    for (l = 0; l < L; l++) {
+        u = f->unit[l];
+        if (u >= 0 && u != cur) {
+            double limit = u >= 2 && !r->keep_params ? f->fend[u - 2] : t0;
+            if ((g = issue_in(p, s, CP_OP_ALLGATHER, in, f->ub[u], 1, f->unt[u], limit, stream,
+                              out, n)) < 0)
+                return 1;
+            cur = u;
+        }
+        if (u < 0 ? groot > *t : g > *t)
+            *t = u < 0 ? groot : g;
+        *t += c->fwd_ms[l];
+        if (u >= 0)
+            f->fend[u] = *t;
+    }
+    /* backward, from the last layer: the gather of u is issued when unit
+     * u + 1's backward starts (BACKWARD_PRE) and unit u + 2 is freed, the
+     * reduce-scatter of u + 1 when its backward ends */
+    fwd_end = *t;
+    cur = -2;
+    for (l = L - 1; l >= 0; l--) {
+        u = f->unit[l];
+        if (u >= 0 && u != cur) {
+            double limit = u + 2 < U ? f->bend[u + 2] : fwd_end;
+            double at = u + 1 < U ? f->bstart[u + 1] : fwd_end;
+            g = 0; /* SHARD_GRAD_OP: the parameters are still there from forward */
+            if (!r->keep_params &&
+                (g = issue_in(p, s, CP_OP_ALLGATHER, in, f->ub[u], 1, f->unt[u],
+                              at > limit ? at : limit, stream, out, n)) < 0)
+                return 1;
+            if (u + 1 < U && reduce_unit(p, s, r->hybrid, f->ub[u + 1], f->unt[u + 1],
+                                         f->bend[u + 1], stream, out, n) < 0)
+                return 1;
+            if (g > *t)
+                *t = g;
+            f->bstart[u] = *t;
+            cur = u;
+        }
+        *t += c->bwd_ms[l];
+        if (u >= 0)
+            f->bend[u] = *t;
+    }
+    if (U > 0 && reduce_unit(p, s, r->hybrid, f->ub[0], f->unt[0], f->bend[0], stream, out,
+                             n) < 0)
+        return 1;
+    return reduce_unit(p, s, r->hybrid, r->rootb, r->rootnt, *t, stream, out, n) < 0;
+}
+
 /* Eq. Z2, FSDP FULL_SHARD over the wrap policy's units: the root unit (if
  * any) is gathered first and kept until backward ends (FSDP does not
  * reshard the root after forward); forward gathers each unit before its
@@ -277,20 +366,28 @@ static double reduce_unit(const cp_predictor *p, cp_strategy s, int hybrid, doub
  * SHARD_GRAD_OP frees nothing after forward, so no gather waits for a free
  * and backward gathers nothing; HYBRID_SHARD gathers and reduce-scatters
  * inside each host and all-reduces each shard across the hosts
- * (reduce_unit).  *end: the iteration without the optimizer. */
+ * (reduce_unit).  Gradient accumulation (eq. Z4): every micro-batch does
+ * all of it, the next one's forward starting when the previous backward's
+ * compute ends.  *end: the iteration without the optimizer. */
 static int run_fsdp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o, int keep,
                     cp_prediction *out, double *end, cp_err *e)
 {
     const cp_model *m = p->model;
-    const cp_compute *c = &p->comp;
-    int L = m->nlayers, l, k, U, u, n = 4 * L + 6, rc = CP_OK;
-    int hybrid = (o->fsdp_sharding & CP_SHARD_HYBRID) && p->topo->nhosts > 1;
-    int keep_params = o->fsdp_sharding & CP_SHARD_GRAD_OP;
-    scope in = hybrid ? SC_HOST : SC_ALL;
-    double stream = 0, t, g = 0, groot, rootb = 0, fwd_end;
-    int rootnt = 0, cur = -2;
+    int L = m->nlayers, l, k, K = o->accum_steps > 1 ? o->accum_steps : 1, rc = CP_OK;
+    double stream = 0, t = 0, per = 4.0 * L + 6;
+    fsdp_run r;
     fsdp_state f;
-    if (!fsdp_alloc(&f, L) || (keep && !(out->runs = calloc((size_t)n, sizeof *out->runs)))) {
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.s = s;
+    r.out = out;
+    r.hybrid = (o->fsdp_sharding & CP_SHARD_HYBRID) && p->topo->nhosts > 1;
+    r.keep_params = o->fsdp_sharding & CP_SHARD_GRAD_OP;
+    if (keep && per * K > MAX_RUNS)
+        return cp_fail(e, CP_EINPUT, "a timeline of %d micro-batches of up to %.0f operations "
+                       "is too long to print: use fewer --accum-steps", K, per);
+    r.cap = (int)(per * K);
+    if (!fsdp_alloc(&f, L) || (keep && !(out->runs = calloc((size_t)r.cap, sizeof *out->runs)))) {
         fsdp_free(&f);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
@@ -298,71 +395,19 @@ static int run_fsdp(const cp_predictor *p, cp_strategy s, const cp_predict_opts 
         f.lbytes[m->tensors[k].layer] += (double)m->tensors[k].numel * p->elem_bytes;
         f.lnt[m->tensors[k].layer]++;
     }
-    U = fsdp_units(m, f.lbytes, o->fsdp_wrap_mb, f.unit);
+    r.U = fsdp_units(m, f.lbytes, o->fsdp_wrap_mb, f.unit);
     for (l = 0; l < L; l++) {
         if (f.unit[l] < 0) {
-            rootb += f.lbytes[l];
-            rootnt += f.lnt[l];
+            r.rootb += f.lbytes[l];
+            r.rootnt += f.lnt[l];
         } else {
             f.ub[f.unit[l]] += f.lbytes[l];
             f.unt[f.unit[l]] += f.lnt[l];
         }
     }
-    /* forward */
-    t = c->lead_ms;
-    if ((groot = issue_in(p, s, CP_OP_ALLGATHER, in, rootb, 1, rootnt, t, &stream, out, n)) < 0)
-        goto unavailable;
-    for (l = 0; l < L; l++) {
-        u = f.unit[l];
-        if (u >= 0 && u != cur) {
-            double limit = u >= 2 && !keep_params ? f.fend[u - 2] : c->lead_ms;
-            if ((g = issue_in(p, s, CP_OP_ALLGATHER, in, f.ub[u], 1, f.unt[u], limit, &stream,
-                              out, n)) < 0)
-                goto unavailable;
-            cur = u;
-        }
-        if (u < 0 ? groot > t : g > t)
-            t = u < 0 ? groot : g;
-        t += c->fwd_ms[l];
-        if (u >= 0)
-            f.fend[u] = t;
-    }
-    /* backward, from the last layer: the gather of u is issued when unit
-     * u + 1's backward starts (BACKWARD_PRE) and unit u + 2 is freed, the
-     * reduce-scatter of u + 1 when its backward ends */
-    fwd_end = t;
-    cur = -2;
-    for (l = L - 1; l >= 0; l--) {
-        u = f.unit[l];
-        if (u >= 0 && u != cur) {
-            double limit = u + 2 < U ? f.bend[u + 2] : fwd_end;
-            double at = u + 1 < U ? f.bstart[u + 1] : fwd_end;
-            g = 0; /* SHARD_GRAD_OP: the parameters are still there from forward */
-            if (!keep_params &&
-                (g = issue_in(p, s, CP_OP_ALLGATHER, in, f.ub[u], 1, f.unt[u],
-                              at > limit ? at : limit, &stream, out, n)) < 0)
-                goto unavailable;
-            if (u + 1 < U && reduce_unit(p, s, hybrid, f.ub[u + 1], f.unt[u + 1],
-                                         f.bend[u + 1], &stream, out, n) < 0)
-                goto unavailable;
-            if (g > t)
-                t = g;
-            f.bstart[u] = t;
-            cur = u;
-        }
-        t += c->bwd_ms[l];
-        if (u >= 0)
-            f.bend[u] = t;
-    }
-    if (U > 0 && reduce_unit(p, s, hybrid, f.ub[0], f.unt[0], f.bend[0], &stream, out, n) < 0)
-        goto unavailable;
-    if (reduce_unit(p, s, hybrid, rootb, rootnt, t, &stream, out, n) < 0)
-        goto unavailable;
+    for (k = 0; k < K && rc == CP_OK; k++)
+        rc = fsdp_micro(&r, &f, &t, &stream);
     *end = t > stream ? t : stream;
-    goto done;
-unavailable:
-    rc = 1;
-done:
     fsdp_free(&f);
     return rc;
 }

@@ -371,6 +371,58 @@ static void test_fsdp_by_hand(void **state)
     square_close(&c);
 }
 
+/* Gradient accumulation under sharding (eq. Z4), two micro-batches of 30 ms
+ * (forward 10, backward 15 + 5) and the 4 ms optimizer, on the square.
+ * ZeRO-2 as test_zero2_by_hand, every micro-batch reduce-scattering: RS t1
+ * 15 -> 15.06591456, RS t0 30 -> 30.19174368, then 45 -> 45.06591456 and
+ * 60 -> 60.19174368; optimizer on the shard 1 ms -> 61.19174368; gathers
+ * 4 x .06591456 -> 61.45540192, the iteration; compute 30 + 30 + 1 = 61;
+ * comm 2 x (.06591456 + .19174368) + .26365824 = .77897472; five entries.
+ * FSDP as test_fsdp_by_hand: the first micro-batch ends its backward at
+ * 30.25765824 and its last reduce-scatter at 30.44940192; the second
+ * gathers u0 after it [30.44940192, 30.6411456], u1 [30.6411456,
+ * 30.70706016]; forward 30.6411456 -> 40.6411456; AG u1 [40.6411456,
+ * 40.70706016], bwd1 -> 45.70706016, AG u0 [40.70706016, 40.89880384], RS
+ * u1 [45.70706016, 45.77297472], bwd0 -> 60.70706016, RS u0 ->
+ * 60.89880384; + 1 = 61.89880384; comm 2 x .77297472 = 1.54594944. */
+static void test_sharded_accumulation_by_hand(void **state)
+{
+    square_case c;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 34;
+    o.framework = CP_FW_ZERO2;
+    o.bucket_mb = 4;
+    o.accum_steps = 2;
+    square_open_with(&c, &o, 0, 4);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
+    assert_int_equal(p.nruns, 5);
+    assert_near(p.runs[2].start_ms, 45.0, 1e-9);
+    assert_near(p.runs[3].finish_ms, 60.19174368, 1e-9);
+    assert_near(p.iteration_ms, 61.45540192, 1e-9);
+    assert_near(p.compute_ms, 61.0, 1e-9);
+    assert_near(p.comm_ms, 0.77897472, 1e-9);
+    cp_prediction_free(&p);
+    square_close(&c);
+    o.framework = CP_FW_FSDP;
+    o.bucket_mb = 25;
+    o.fsdp_wrap_mb = CP_WRAP_LAYER;
+    square_open_with(&c, &o, 0, 4);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
+    assert_int_equal(p.nruns, 12);
+    assert_near(p.runs[6].start_ms, 30.44940192, 1e-9);
+    assert_near(p.runs[9].start_ms, 40.70706016, 1e-9);
+    assert_near(p.runs[11].finish_ms, 60.89880384, 1e-9);
+    assert_near(p.iteration_ms, 61.89880384, 1e-9);
+    assert_near(p.compute_ms, 61.0, 1e-9);
+    assert_near(p.comm_ms, 1.54594944, 1e-9);
+    cp_prediction_free(&p);
+    square_close(&c);
+}
+
 /* FSDP SHARD_GRAD_OP (eq. Z3) on the square of test_fsdp_by_hand: forward
  * as there (AG0 [0, .19174368], AG1 [.19174368, .25765824], forward ends
  * 10.19174368); backward gathers nothing: bwd1 10.19174368 -> 15.19174368,
@@ -826,6 +878,7 @@ int main(void)
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),
         cmocka_unit_test(test_fsdp_grad_op_by_hand),
+        cmocka_unit_test(test_sharded_accumulation_by_hand),
         cmocka_unit_test(test_fsdp_hybrid_by_hand),
         cmocka_unit_test(test_fsdp_wrap_by_hand),    cmocka_unit_test(test_compute_estimate_by_hand),
         cmocka_unit_test(test_scale_kind_by_hand), cmocka_unit_test(test_stragglers_by_hand),
