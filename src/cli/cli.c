@@ -48,15 +48,17 @@ int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, 
 
 int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out)
 {
-    static const char *const names[] = {"ddp", "horovod", "zero2", "fsdp"};
-    static const cp_framework ids[] = {CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP};
+    static const char *const names[] = {"ddp", "horovod", "zero2", "fsdp", "zero3"};
+    static const cp_framework ids[] = {CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP,
+                                       CP_FW_ZERO3};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(arg, names[k]) == 0) {
             *out = ids[k];
             return CP_OK;
         }
-    return cli_usage(cmd, "--framework: expected ddp, horovod, zero2 or fsdp, got '%s'", arg);
+    return cli_usage(cmd, "--framework: expected ddp, horovod, zero2, fsdp or zero3, got '%s'",
+                     arg);
 }
 
 /* --fsdp-wrap layer|block|MB: the FSDP unit policy (cp_predict_opts). */
@@ -119,10 +121,10 @@ int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
         return cli_usage(cmd, "--fsdp-sharding is for --framework fsdp");
     if (p->comm_hook && p->framework != CP_FW_DDP)
         return cli_usage(cmd, "--comm-hook is a DDP communication hook (--framework ddp)");
-    if (p->framework != CP_FW_ZERO2 && p->framework != CP_FW_FSDP)
+    if (p->framework != CP_FW_ZERO2 && p->framework != CP_FW_ZERO3)
         return CP_OK;
     if (!bucket_given)
-        p->bucket_mb = 0; /* ZeRO-2: DeepSpeed's bucket of 5e8 elements */
+        p->bucket_mb = 0; /* DeepSpeed's reduce_bucket_size, 5e8 elements */
     return CP_OK;
 }
 

@@ -14,7 +14,7 @@
 
 static const char help[] =
     "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N] [--gpus G]\n"
-    "                           [--compute-ms T] [--framework ddp|horovod|zero2|fsdp]\n"
+    "                           [--compute-ms T] [--framework F]\n"
     "                           [--fsdp-wrap block|layer|MB] [--fsdp-sharding S]\n"
     "                           [--comm-hook none|fp16|bf16] [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
@@ -44,7 +44,9 @@ static const char help[] =
     "      --compute-scale F   multiply compute by F (what-if: 0.3 for mixed precision)\n"
     "      --framework F       ddp (PyTorch DistributedDataParallel, default), horovod,\n"
     "                          zero2 (DeepSpeed ZeRO stage 2: reduce-scatter, shard step,\n"
-    "                          all-gather) or fsdp (PyTorch FSDP full shard)\n"
+    "                          all-gather), fsdp (PyTorch FSDP) or zero3 (DeepSpeed\n"
+    "                          ZeRO stage 3 with its default prefetch, persistence,\n"
+    "                          reuse and bucket sizes)\n"
     "      --fsdp-wrap W       FSDP units: block (default; one per numbered block, as\n"
     "                          transformer_auto_wrap_policy, the rest in the root\n"
     "                          unit), layer (every model layer), or MB (consecutive\n"
@@ -55,8 +57,8 @@ static const char help[] =
     "                          to backward), hybrid (HYBRID_SHARD: shard inside each\n"
     "                          host, all-reduce the shards across hosts) or\n"
     "                          hybrid-grad-op (_HYBRID_SHARD_ZERO2)\n"
-    "      --bucket-mb B       DDP bucket_cap_mb (MiB, default 25); ZeRO-2 reduce and\n"
-    "                          all-gather buckets (default 5e8 elements)\n"
+    "      --bucket-mb B       DDP bucket_cap_mb (MiB, default 25); ZeRO-2 and ZeRO-3\n"
+    "                          reduce buckets (default 5e8 elements)\n"
     "      --first-bucket-mb B DDP first bucket (MiB, default 1)\n"
     "      --fusion-mb B       Horovod fusion threshold (MiB, default 64)\n"
     "      --cycle-ms C        Horovod cycle time (ms, default 5)\n"
@@ -83,6 +85,7 @@ static const char help[] =
     "                          across hosts, with the network reducing (SHARP)\n"
     "      --sweep-bucket MIN:MAX  iteration time for bucket caps (MiB) from MIN to MAX\n"
     "                          (powers of two, plus 25) and the best bucket_cap_mb\n"
+    "                          (DDP) or reduce bucket (ZeRO-2, ZeRO-3)\n"
     "      --scaling           the first strategy (default auto) on 1, 2, 4, .. GPUs of\n"
     "                          one host up to all of them (or --gpus), then on 2, 4, ..\n"
     "                          hosts up to --hosts: iteration, speed-up over one GPU\n"
@@ -257,6 +260,7 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
            o->p.framework == CP_FW_HOROVOD ? "Horovod fusion"
            : o->p.framework == CP_FW_ZERO2 ? "ZeRO-2 (reduce-scatter, all-gather)"
            : o->p.framework == CP_FW_FSDP  ? fsdp_title(o->p.fsdp_sharding)
+           : o->p.framework == CP_FW_ZERO3 ? "ZeRO-3 (prefetched gathers, reduce buckets)"
                                            : "DDP buckets",
            pr->single_ms, pr->compute_source);
     if (o->p.accum_steps > 1)
@@ -504,6 +508,9 @@ static int sweep(const opts *o, const cp_predictor *pr, cp_err *e)
     double caps[64], best = -1, best_ms = 0;
     int n = 0, i, j, rc;
     cp_strategy s = o->explicit_list ? o->list[0] : CP_S_AUTO;
+    /* DDP's bucket_cap_mb; DeepSpeed's reduce_bucket_size, in MiB here */
+    const char *knob = cp_framework_sharded(o->p.framework) ? "reduce_bucket_mb"
+                                                            : "bucket_cap_mb";
     int p2;
     for (p2 = -10; p2 <= 51 && n < 62; p2++) { /* 2^-10 .. 2^51 MiB: 1 KiB .. 2 EiB */
         double c = ldexp(1.0, p2);
@@ -522,7 +529,7 @@ static int sweep(const opts *o, const cp_predictor *pr, cp_err *e)
         }
     printf("# bucket sweep: %s on %s (%d GPUs), strategy %s\n", pr->model->name,
            pr->topo->name, pr->topo->ngpus, cp_strategy_name(s));
-    printf("%14s %12s %11s\n", "bucket_cap_mb", "iteration_ms", "exposed_ms");
+    printf("%16s %12s %11s\n", knob, "iteration_ms", "exposed_ms");
     for (i = 0; i < n; i++) {
         cp_predict_opts po = o->p;
         cp_prediction p;
@@ -532,13 +539,13 @@ static int sweep(const opts *o, const cp_predictor *pr, cp_err *e)
             return rc;
         if (!p.available)
             return cp_fail(e, CP_EINPUT, "strategy %s: %s", cp_strategy_name(s), p.why_not);
-        printf("%14g %12.3f %11.3f\n", caps[i], p.iteration_ms, p.exposed_ms);
+        printf("%16g %12.3f %11.3f\n", caps[i], p.iteration_ms, p.exposed_ms);
         if (best < 0 || p.iteration_ms < best_ms - 1e-9) {
             best = caps[i];
             best_ms = p.iteration_ms;
         }
     }
-    printf("best bucket_cap_mb: %g (%.3f ms per iteration)\n", best, best_ms);
+    printf("best %s: %g (%.3f ms per iteration)\n", knob, best, best_ms);
     return CP_OK;
 }
 

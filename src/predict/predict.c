@@ -398,7 +398,7 @@ int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
 {
     double finish = 0, end_compute = p->comp.lead_ms + p->comp.fwd_total + p->comp.bwd_total;
     int rc;
-    if (o->framework == CP_FW_ZERO2 || o->framework == CP_FW_FSDP)
+    if (cp_framework_sharded(o->framework))
         return cp_predict_sharded(p, s, o, keep_runs, out, e);
     memset(out, 0, sizeof *out);
     out->strategy = s;

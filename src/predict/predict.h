@@ -29,9 +29,17 @@ typedef enum cp_strategy {
     CP_STRATEGIES
 } cp_strategy;
 
-/* DDP and Horovod all-reduce gradients (this file); ZeRO-2 and FSDP shard
- * them (sharded.h). */
-typedef enum cp_framework { CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP } cp_framework;
+/* DDP and Horovod all-reduce gradients (this file); ZeRO-2, FSDP and
+ * ZeRO-3 shard them (sharded.h). */
+typedef enum cp_framework {
+    CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP, CP_FW_ZERO3
+} cp_framework;
+
+/* 1 for the frameworks that reduce-scatter gradients and gather parameters. */
+static inline int cp_framework_sharded(cp_framework f)
+{
+    return f == CP_FW_ZERO2 || f == CP_FW_FSDP || f == CP_FW_ZERO3;
+}
 
 const char *cp_strategy_name(cp_strategy s);
 int cp_strategy_parse(const char *name, cp_strategy *out); /* 0 or -1 */
@@ -39,8 +47,9 @@ int cp_strategy_parse(const char *name, cp_strategy *out); /* 0 or -1 */
 typedef struct cp_predict_opts {
     double compute_ms;       /* measured one-GPU iteration; <= 0: the model's own */
     cp_framework framework;
-    double bucket_mb;        /* DDP bucket_cap_mb, MiB (default 25); ZeRO-2 reduce and
-                                all-gather buckets (<= 0: DeepSpeed's 5e8 elements) */
+    double bucket_mb;        /* DDP bucket_cap_mb, MiB (default 25); ZeRO-2 and ZeRO-3
+                                reduce buckets, ZeRO-2's all-gather buckets (<= 0:
+                                DeepSpeed's 5e8 elements) */
     double first_bucket_mb;  /* DDP first bucket, MiB (default 1) */
     double fusion_mb;        /* Horovod fusion threshold, MiB (default 64) */
     double cycle_ms;         /* Horovod cycle time, ms (default 5) */

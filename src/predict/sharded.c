@@ -15,6 +15,13 @@
  * elements (deepspeed/runtime/zero/config.py). */
 #define ZERO_BUCKET_ELEMS 5e8
 
+/* DeepSpeed ZeRO-3's defaults, in parameters (elements):
+ * stage3_prefetch_bucket_size, stage3_param_persistence_threshold and
+ * stage3_max_reuse_distance (deepspeed/runtime/zero/config.py). */
+#define ZERO3_PREFETCH_ELEMS 5e7
+#define ZERO3_PERSIST_ELEMS 1e5
+#define ZERO3_REUSE_ELEMS 1e9
+
 /* Operations a timeline may hold before it is refused (a few hundred MB). */
 #define MAX_RUNS (1 << 22)
 
@@ -412,6 +419,199 @@ static int run_fsdp(const cp_predictor *p, cp_strategy s, const cp_predict_opts 
     return rc;
 }
 
+/* Scratch of run_zero3, per layer: its parameters (numel), those it
+ * fetches (fnumel, fbytes, fnt: the tensors not persistent), its gradient
+ * bytes and tensors (lbytes, lnt), its fetch group (-1: nothing to fetch);
+ * per group: bytes, tensors, its first and last layer, whether backward
+ * gathers it again, when its gather ends. */
+typedef struct zero3_state {
+    double *numel, *fnumel, *fbytes, *lbytes;
+    int *fnt, *lnt, *group;
+    double *gbytes, *gdone;
+    int *gnt, *gfirst, *glast, *regather;
+    int G;                /* groups */
+    double persist_bytes; /* gathered once after the optimizer step */
+    int persist_nt;
+} zero3_state;
+
+static void zero3_free(zero3_state *z)
+{
+    free(z->numel);
+    free(z->fnumel);
+    free(z->fbytes);
+    free(z->lbytes);
+    free(z->fnt);
+    free(z->lnt);
+    free(z->group);
+    free(z->gbytes);
+    free(z->gdone);
+    free(z->gnt);
+    free(z->gfirst);
+    free(z->glast);
+    free(z->regather);
+}
+
+/* Eq. Z5: tensors of fewer than ZERO3_PERSIST_ELEMS elements persist
+ * (never partitioned, never gathered for compute); layers with tensors to
+ * fetch form fetch groups of consecutive layers in forward order, each of
+ * at most ZERO3_PREFETCH_ELEMS fetched parameters (at least one layer),
+ * what one prefetch brings in.  A group is gathered again in backward only
+ * when the parameters used between its forward and its backward (twice
+ * those of the layers after it) exceed ZERO3_REUSE_ELEMS; otherwise it is
+ * kept.  Returns -1 when out of memory. */
+static int zero3_setup(const cp_predictor *p, zero3_state *z)
+{
+    const cp_model *m = p->model;
+    size_t n = (size_t)m->nlayers + 1;
+    double acc = 0, after = 0;
+    int l, k, g = -1;
+    memset(z, 0, sizeof *z);
+    z->numel = calloc(n, sizeof *z->numel);
+    z->fnumel = calloc(n, sizeof *z->fnumel);
+    z->fbytes = calloc(n, sizeof *z->fbytes);
+    z->lbytes = calloc(n, sizeof *z->lbytes);
+    z->fnt = calloc(n, sizeof *z->fnt);
+    z->lnt = calloc(n, sizeof *z->lnt);
+    z->group = calloc(n, sizeof *z->group);
+    z->gbytes = calloc(n, sizeof *z->gbytes);
+    z->gdone = calloc(n, sizeof *z->gdone);
+    z->gnt = calloc(n, sizeof *z->gnt);
+    z->gfirst = calloc(n, sizeof *z->gfirst);
+    z->glast = calloc(n, sizeof *z->glast);
+    z->regather = calloc(n, sizeof *z->regather);
+    if (!z->numel || !z->fnumel || !z->fbytes || !z->lbytes || !z->fnt || !z->lnt ||
+        !z->group || !z->gbytes || !z->gdone || !z->gnt || !z->gfirst || !z->glast ||
+        !z->regather)
+        return -1;
+    for (k = 0; k < m->ntensors; k++) {
+        const cp_tensor *x = &m->tensors[k];
+        double bytes = (double)x->numel * p->elem_bytes;
+        z->numel[x->layer] += (double)x->numel;
+        z->lbytes[x->layer] += bytes;
+        z->lnt[x->layer]++;
+        if ((double)x->numel < ZERO3_PERSIST_ELEMS) {
+            z->persist_bytes += bytes;
+            z->persist_nt++;
+        } else {
+            z->fnumel[x->layer] += (double)x->numel;
+            z->fbytes[x->layer] += bytes;
+            z->fnt[x->layer]++;
+        }
+    }
+    for (l = 0; l < m->nlayers; l++) {
+        z->group[l] = -1;
+        if (!(z->fnumel[l] > 0))
+            continue;
+        if (g < 0 || acc + z->fnumel[l] > ZERO3_PREFETCH_ELEMS) {
+            g++;
+            acc = 0;
+            z->gfirst[g] = l;
+        }
+        acc += z->fnumel[l];
+        z->group[l] = g;
+        z->glast[g] = l;
+        z->gbytes[g] += z->fbytes[l];
+        z->gnt[g] += z->fnt[l];
+    }
+    z->G = g + 1;
+    for (l = m->nlayers - 1, g = z->G - 1; l >= 0; l--) {
+        if (g >= 0 && l == z->glast[g]) {
+            z->regather[g] = 2 * after > ZERO3_REUSE_ELEMS;
+            g--;
+        }
+        after += z->numel[l];
+    }
+    return 0;
+}
+
+/* One ZeRO-3 micro-batch from *t (eq. Z5): forward gathers group 0 at the
+ * start and group g + 1 when group g's first layer starts (the prefetch);
+ * backward gathers again, one group ahead, the groups not kept; gradients
+ * fill reduce buckets of `cap` bytes in backward order, each
+ * reduce-scattered as it fills, the rest when backward ends.  Returns 0, or
+ * 1 when the strategy cannot run an operation. */
+static int zero3_micro(const cp_predictor *p, cp_strategy s, zero3_state *z, double cap,
+                       double *t, double *stream, cp_prediction *out, int n)
+{
+    const cp_compute *c = &p->comp;
+    int L = p->model->nlayers, l, g, nt = 0;
+    double acc = 0;
+    if (z->G > 0 && (z->gdone[0] = issue_in(p, s, CP_OP_ALLGATHER, SC_ALL, z->gbytes[0], 1,
+                                            z->gnt[0], *t, stream, out, n)) < 0)
+        return 1;
+    for (l = 0; l < L; l++) {
+        g = z->group[l];
+        if (g >= 0 && l == z->gfirst[g] && g + 1 < z->G &&
+            (z->gdone[g + 1] = issue_in(p, s, CP_OP_ALLGATHER, SC_ALL, z->gbytes[g + 1], 1,
+                                        z->gnt[g + 1], *t, stream, out, n)) < 0)
+            return 1;
+        if (g >= 0 && z->gdone[g] > *t)
+            *t = z->gdone[g];
+        *t += c->fwd_ms[l];
+    }
+    for (l = L - 1; l >= 0; l--) {
+        g = z->group[l];
+        if (g >= 0 && l == z->glast[g]) {
+            /* group g was prefetched when group g + 1's backward began,
+             * unless it is the first backward meets */
+            if (z->regather[g] && g == z->G - 1 &&
+                (z->gdone[g] = issue_in(p, s, CP_OP_ALLGATHER, SC_ALL, z->gbytes[g], 1,
+                                        z->gnt[g], *t, stream, out, n)) < 0)
+                return 1;
+            if (z->regather[g] && z->gdone[g] > *t)
+                *t = z->gdone[g];
+            if (g > 0 && z->regather[g - 1] &&
+                (z->gdone[g - 1] = issue_in(p, s, CP_OP_ALLGATHER, SC_ALL, z->gbytes[g - 1], 1,
+                                            z->gnt[g - 1], *t, stream, out, n)) < 0)
+                return 1;
+        }
+        *t += c->bwd_ms[l];
+        acc += z->lbytes[l];
+        nt += z->lnt[l];
+        if (acc >= cap) {
+            if (issue_in(p, s, CP_OP_REDUCESCATTER, SC_ALL, acc, 1, nt, *t, stream, out, n) < 0)
+                return 1;
+            acc = 0;
+            nt = 0;
+        }
+    }
+    return issue_in(p, s, CP_OP_REDUCESCATTER, SC_ALL, acc, 1, nt, *t, stream, out, n) < 0;
+}
+
+/* Eq. Z5, DeepSpeed ZeRO stage 3 with its defaults: K micro-batches
+ * (zero3_micro), the optimizer on the shard, then the persistent
+ * parameters gathered.  *end: the iteration without the optimizer. */
+static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o, int keep,
+                     cp_prediction *out, double *end, cp_err *e)
+{
+    double cap = o->bucket_mb > 0 ? o->bucket_mb * MIB : ZERO_BUCKET_ELEMS * p->elem_bytes;
+    double opt = p->comp.optimizer_ms / p->topo->ngpus, t = 0, stream = 0;
+    double per = 3.0 * p->model->nlayers + 2;
+    int k, K = o->accum_steps > 1 ? o->accum_steps : 1, rc = CP_OK;
+    zero3_state z;
+    if (keep && per * K > MAX_RUNS)
+        return cp_fail(e, CP_EINPUT, "a timeline of %d micro-batches of up to %.0f operations "
+                       "is too long to print: use fewer --accum-steps", K, per);
+    if (zero3_setup(p, &z) ||
+        (keep && !(out->runs = calloc((size_t)(per * K), sizeof *out->runs)))) {
+        zero3_free(&z);
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
+    for (k = 0; k < K && rc == CP_OK; k++)
+        rc = zero3_micro(p, s, &z, cap, &t, &stream, out, (int)(per * K));
+    if (rc == CP_OK) {
+        *end = t > stream ? t : stream;
+        stream = *end + opt;
+        if (issue_in(p, s, CP_OP_ALLGATHER, SC_ALL, z.persist_bytes, 1, z.persist_nt, stream,
+                     &stream, out, (int)(per * K)) < 0)
+            rc = 1;
+        else
+            *end = stream - opt;
+    }
+    zero3_free(&z);
+    return rc;
+}
+
 int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                        int keep_runs, cp_prediction *out, cp_err *e)
 {
@@ -423,8 +623,9 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
     out->strategy = s;
     /* each GPU steps the optimizer on its 1/N shard */
     out->compute_ms = p->comp.lead_ms + p->comp.fwd_total + p->comp.bwd_total + opt;
-    rc = o->framework == CP_FW_FSDP ? run_fsdp(p, s, o, keep_runs, out, &end, e)
-                                     : run_zero2(p, s, o, keep_runs, out, &end, e);
+    rc = o->framework == CP_FW_FSDP    ? run_fsdp(p, s, o, keep_runs, out, &end, e)
+         : o->framework == CP_FW_ZERO3 ? run_zero3(p, s, o, keep_runs, out, &end, e)
+                                       : run_zero2(p, s, o, keep_runs, out, &end, e);
     if (rc == 1) {
         cp_prediction_free(out);
         out->available = 0;
@@ -432,7 +633,10 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
                  "%s shards gradients with ReduceScatter and AllGather, which %s cannot "
                  "run (ring, auto and best can: NCCL's tree, hier, CollNet and the "
                  "parameter server are AllReduce algorithms)",
-                 o->framework == CP_FW_FSDP ? "fsdp" : "zero2", cp_strategy_name(s));
+                 o->framework == CP_FW_FSDP    ? "fsdp"
+                 : o->framework == CP_FW_ZERO3 ? "zero3"
+                                               : "zero2",
+                 cp_strategy_name(s));
         return CP_OK;
     }
     if (rc)

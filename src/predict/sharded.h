@@ -1,10 +1,10 @@
 /*
- * sharded.h - iteration time of sharded data parallelism: ZeRO stage 2
- * (DeepSpeed) and fully sharded data parallel (PyTorch FSDP FULL_SHARD).
+ * sharded.h - iteration time of sharded data parallelism: ZeRO stages 2
+ * and 3 (DeepSpeed) and fully sharded data parallel (PyTorch FSDP).
  *
- * Both replace the gradient all-reduce by a ReduceScatter (each GPU keeps
+ * All replace the gradient all-reduce by a ReduceScatter (each GPU keeps
  * the sum of its 1/N shard) and an AllGather of parameters (docs/model.md,
- * eqs. Z1-Z2):
+ * eqs. Z1-Z5):
  *   ZeRO-2: gradient buckets are reduce-scattered as backward fills them,
  *     overlapping the rest of backward; each GPU steps the optimizer on its
  *     shard (1/N of the optimizer time); the updated parameters are then
@@ -16,6 +16,10 @@
  *     stream in issue order.  SHARD_GRAD_OP keeps the forward's parameters
  *     through backward; HYBRID_SHARD shards inside each host and
  *     all-reduces every shard across the hosts (eq. Z3).
+ *   ZeRO-3: parameters gathered in prefetched groups, small tensors
+ *     persistent, groups gathered again in backward only beyond the reuse
+ *     distance, gradients reduce-scattered in buckets (eq. Z5).
+ *   Gradient accumulation: every micro-batch synchronises (eq. Z4).
  *
  * Ownership: as cp_predict (predict.h).
  */
@@ -25,8 +29,8 @@
 #include "predict/predict.h"
 
 /* Predict strategy s (ring, auto, best: the collective algorithm of every
- * ReduceScatter and AllGather) under o->framework CP_FW_ZERO2 or
- * CP_FW_FSDP.  Strategies with no ReduceScatter or AllGather (tree, hier,
+ * ReduceScatter and AllGather) under o->framework CP_FW_ZERO2,
+ * CP_FW_FSDP or CP_FW_ZERO3.  Strategies with no ReduceScatter or AllGather (tree, hier,
  * collnet, ps, proxy, coarse) come back unavailable, with the reason. */
 int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                        int keep_runs, cp_prediction *out, cp_err *e);

@@ -423,6 +423,92 @@ static void test_sharded_accumulation_by_hand(void **state)
     square_close(&c);
 }
 
+/* A model with measured per-layer times: tensor k of numel[k] elements in
+ * layer layer[k]; layer l runs fwd[l] ms forward and bwd[l] backward. */
+static cp_model *make_timed_model(const int64_t *numel, const int *layer, int nt,
+                                  const double *fwd, const double *bwd, int nl)
+{
+    cp_model *m = calloc(1, sizeof *m);
+    cp_err e;
+    int i;
+    m->name = strdup("timed");
+    m->dtype = CP_FP32;
+    m->ntensors = nt;
+    m->nlayers = nl;
+    m->tensors = calloc((size_t)nt, sizeof *m->tensors);
+    m->layers = calloc((size_t)nl, sizeof *m->layers);
+    for (i = 0; i < nt; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%d", i);
+        m->tensors[i].name = strdup(name);
+        m->tensors[i].numel = numel[i];
+        m->tensors[i].layer = layer[i];
+    }
+    for (i = 0; i < nl; i++) {
+        m->layers[i].fwd_ms = fwd[i];
+        m->layers[i].bwd_ms = bwd[i];
+    }
+    assert_int_equal(cp_model_finish(m, &e), CP_OK);
+    return m;
+}
+
+/* ZeRO-3 (eq. Z5) on the square (ring gather or reduce-scatter of S bytes
+ * 3 + 0.75 S / 50e3 us), fp32.  Layer 0: a weight of 3e7 elements and a
+ * bias of 1e3 (under the 1e5 persistence threshold); layer 1: 6e8; layer
+ * 2: 3e7.  Forward 10, 20, 10 ms, backward 20, 40, 20, no optimizer time.
+ *   fetch groups (5e7 elements each at most): {0}, {1}, {2}
+ *   gathered again in backward: group 0 only (2 x (6e8 + 3e7) = 1.26e9 >
+ *   1e9; group 1: 2 x 3e7 = 6e7, kept)
+ *   gathers: 1.2e8 B 1.803 ms, 2.4e9 B 36.003 ms
+ *   forward:  AG g0 [0, 1.803]; g1 prefetched as layer 0 starts [1.803,
+ *             37.806]; fwd0 1.803 -> 11.803; g2 prefetched as layer 1
+ *             starts [37.806, 39.609]; fwd1 37.806 -> 57.806; fwd2 ->
+ *             67.806
+ *   backward: bwd2 -> 87.806 (bucket 1.2e8 B of the 2e9 B cap); g0
+ *             prefetched as layer 1's backward starts [87.806, 89.609];
+ *             bwd1 -> 127.806, bucket 2.52e9 B >= 2e9: reduce-scattered
+ *             [127.806, 165.609] (3 + 0.75 x 2.52e9 / 5e4 = 37803 us);
+ *             bwd0 -> 147.806; the rest, 1.20004e8 B, [165.609, 167.41206]
+ *             (3 + 1800.06 us)
+ *   persistent parameters (4e3 B) gathered after the step: 3.06 us under
+ *   Simple -> 167.41512, the iteration; compute 120
+ *   comm 3 x 1.803 + 36.003 + 37.803 + 1.80306 + .00306 = 81.02112 */
+static void test_zero3_by_hand(void **state)
+{
+    static const int64_t numel[] = {30000000, 1000, 600000000, 30000000};
+    static const int layer[] = {0, 0, 1, 2};
+    static const double fwd[] = {10, 20, 10}, bwd[] = {20, 40, 20};
+    cp_model *m = make_timed_model(numel, layer, 4, fwd, bwd, 3);
+    cp_topo *t = test_nvlink_square(25, 25);
+    cp_predict_opts o;
+    cp_predictor pr;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    cp_predict_opts_default(&o);
+    o.framework = CP_FW_ZERO3;
+    o.bucket_mb = 0; /* DeepSpeed's 5e8 elements, as the command line sets it */
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_true(p.available);
+    assert_int_equal(p.nruns, 7);
+    assert_near(p.runs[1].finish_ms, 37.806, 1e-9);
+    assert_near(p.runs[2].start_ms, 37.806, 1e-9);
+    assert_near(p.runs[3].start_ms, 87.806, 1e-9);
+    assert_near(p.runs[3].bytes, 1.2e8, 0);
+    assert_near(p.runs[4].bytes, 2.52e9, 0);
+    assert_near(p.runs[4].finish_ms, 165.609, 1e-9);
+    assert_near(p.runs[5].finish_ms, 167.41206, 1e-9);
+    assert_int_equal(p.runs[6].ntensors, 1);
+    assert_near(p.iteration_ms, 167.41512, 1e-9);
+    assert_near(p.compute_ms, 120.0, 1e-9);
+    assert_near(p.comm_ms, 81.02112, 1e-9);
+    cp_prediction_free(&p);
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
 /* FSDP SHARD_GRAD_OP (eq. Z3) on the square of test_fsdp_by_hand: forward
  * as there (AG0 [0, .19174368], AG1 [.19174368, .25765824], forward ends
  * 10.19174368); backward gathers nothing: bwd1 10.19174368 -> 15.19174368,
@@ -697,13 +783,13 @@ static void test_compute_estimate_by_hand(void **state)
  * iteration = compute. */
 /* Every framework, then FSDP's other sharding strategies (eq. Z3): the
  * variants the invariant and one-GPU tests run. */
-#define NVARIANTS (CP_FW_FSDP + 4)
+#define NVARIANTS (CP_FW_ZERO3 + 4)
 static void set_variant(cp_predict_opts *o, int v)
 {
     static const int sharding[] = {CP_SHARD_GRAD_OP, CP_SHARD_HYBRID,
                                    CP_SHARD_HYBRID | CP_SHARD_GRAD_OP};
-    o->framework = v <= CP_FW_FSDP ? (cp_framework)v : CP_FW_FSDP;
-    o->fsdp_sharding = v <= CP_FW_FSDP ? 0 : sharding[v - CP_FW_FSDP - 1];
+    o->framework = v <= CP_FW_ZERO3 ? (cp_framework)v : CP_FW_FSDP;
+    o->fsdp_sharding = v <= CP_FW_ZERO3 ? 0 : sharding[v - CP_FW_ZERO3 - 1];
 }
 
 static void check_invariants(const char *model, const char *topo, int hosts)
@@ -726,7 +812,7 @@ static void check_invariants(const char *model, const char *topo, int hosts)
         cp_predict_opts_default(&o);
         o.compute_ms = 250;
         set_variant(&o, fw);
-        if (fw == CP_FW_ZERO2)
+        if (fw == CP_FW_ZERO2 || fw == CP_FW_ZERO3)
             o.bucket_mb = 0; /* DeepSpeed's default, as the command line sets it */
         assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
         assert_int_equal(cp_predictor_init(&pf, m, fast, &o, &e), CP_OK);
@@ -879,6 +965,7 @@ int main(void)
         cmocka_unit_test(test_fsdp_by_hand),
         cmocka_unit_test(test_fsdp_grad_op_by_hand),
         cmocka_unit_test(test_sharded_accumulation_by_hand),
+        cmocka_unit_test(test_zero3_by_hand),
         cmocka_unit_test(test_fsdp_hybrid_by_hand),
         cmocka_unit_test(test_fsdp_wrap_by_hand),    cmocka_unit_test(test_compute_estimate_by_hand),
         cmocka_unit_test(test_scale_kind_by_hand), cmocka_unit_test(test_stragglers_by_hand),
