@@ -178,24 +178,31 @@ static void row_predict_hosts(const char *arg, char *res, size_t cap)
     cp_topo_free(t);
 }
 
-/* One FSDP prediction of bert-large (every layer gathered twice and
- * reduce-scattered, auto per operation) on dgx-a100 x `arg` hosts, machine
- * model built once; the mean of 200. */
-static void row_predict_fsdp(const char *arg, char *res, size_t cap)
+/* One sharded prediction of bert-large (auto per operation) on dgx-a100 x
+ * hosts, `arg` = "FRAMEWORK HOSTS" with FRAMEWORK fsdp (every block
+ * gathered twice and reduce-scattered), hybrid (FSDP HYBRID_SHARD) or
+ * zero3; machine model built once; the mean of 200. */
+static void row_predict_sharded(const char *arg, char *res, size_t cap)
 {
     cp_model *m;
     cp_topo *t;
     cp_err e;
     cp_predictor pr;
     cp_predict_opts o;
+    char fw[16] = "";
     double t0, ms = 0;
-    int i;
+    int i, hosts = 1;
+    if (sscanf(arg, "%15s %d", fw, &hosts) != 2) {
+        fprintf(stderr, "bench: row_predict_sharded: bad argument '%s'\n", arg);
+        exit(1);
+    }
     if (cp_model_load("models/bert-large.json", &m, &e) ||
-        cp_topo_load_hosts("topologies/dgx-a100.json", atoi(arg), &t, &e))
+        cp_topo_load_hosts("topologies/dgx-a100.json", hosts, &t, &e))
         die("load", &e);
     cp_predict_opts_default(&o);
     o.compute_ms = 300;
-    o.framework = CP_FW_FSDP;
+    o.framework = strcmp(fw, "zero3") == 0 ? CP_FW_ZERO3 : CP_FW_FSDP;
+    o.fsdp_sharding = strcmp(fw, "hybrid") == 0 ? CP_SHARD_HYBRID : 0;
     if (cp_predictor_init(&pr, m, t, &o, &e))
         die("predict", &e);
     t0 = cp_now_s();
@@ -257,7 +264,9 @@ static const row rows[] = {
     {"predict gpt2 dgx1-v100-cxl --hosts 32", row_predict_hosts, "32"},
     {"predict gpt2 dgx1-v100-cxl --hosts 128", row_predict_hosts, "128"},
     {"predict gpt2 dgx1-v100-cxl --hosts 1024", row_predict_hosts, "1024"},
-    {"predict bert-large fsdp dgx-a100 --hosts 16", row_predict_fsdp, "16"},
+    {"predict bert-large fsdp dgx-a100 --hosts 16", row_predict_sharded, "fsdp 16"},
+    {"predict bert-large fsdp hybrid dgx-a100 --hosts 16", row_predict_sharded, "hybrid 16"},
+    {"predict bert-large zero3 dgx-a100 --hosts 16", row_predict_sharded, "zero3 16"},
     {"plan gpt2 on dgx1-v100-cxl", row_plan, "1"},
     {"plan gpt2 x10 on dgx1-v100-cxl", row_plan, "10"},
     {"plan gpt2 x100 on dgx1-v100-cxl", row_plan, "100"},
