@@ -106,6 +106,8 @@ run: deps all
 	./coarse-plan compare -m models/bert-large.json,models/gpt2.json -t $(PAPER_TOPOS) \
 	    -s ring,proxy,coarse --compute-scale 0.25 --grad-dtype fp16 \
 	    --memdev-gbs 6,12,24,48,96 --memdev-reduce-gbs 6,12,24,48,96 -o reports/memdev-sweep.csv
+	./coarse-plan predict -m models/bert-large.json -t topologies/aws-p3dn.json --hosts 2 \
+	    --compute-ms 300 -s ring,auto,hier --timeline-svg reports/timeline-bert-large-p3dn.svg
 	@echo "make run: reports written to reports/"
 
 # ---------------------------------------------------------------- tests

@@ -89,6 +89,11 @@ int cli_parse_gpus(const char *cmd, const char *arg, int *out);
  * (steals the reference).  0, or -1 when out of memory or writing failed. */
 int cli_dump_json(json_t *v, FILE *f);
 
+/* predict --timeline-svg: the n predictions (with their runs and spans)
+ * as a Gantt chart written atomically to path.  0, or an error. */
+int cli_write_timeline_svg(const char *path, const cp_predictor *pr, const cp_prediction *res,
+                           int n, cp_err *e);
+
 /* A JSON real rounded to `decimals` places (new reference). */
 json_t *cli_real(double x, int decimals);
 

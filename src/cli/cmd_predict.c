@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
 #include "plan/plan_predict.h"
@@ -19,7 +20,8 @@ static const char help[] =
     "                           [--comm-hook none|fp16|bf16] [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
     "                           [--accum-steps K] [--bucket-view] [--jitter CV] [--what-if]\n"
-    "                           [--json | --csv | --timeline] [--sweep-bucket MIN:MAX]\n"
+    "                           [--json | --csv | --timeline] [--timeline-svg FILE]\n"
+    "                           [--sweep-bucket MIN:MAX]\n"
     "\n"
     "Predict one data-parallel training iteration on the machine for each gradient\n"
     "synchronisation strategy: iteration, compute, communication and exposed\n"
@@ -79,6 +81,8 @@ static const char help[] =
     "                          \"iteration_ms\",\"compute_ms\",\"comm_ms\",\"exposed_comm_ms\"}]}\n"
     "      --csv               the same as CSV with a header\n"
     "      --timeline          CSV of every bucket: when it was ready, started, finished\n"
+    "      --timeline-svg FILE also draw each strategy's iteration as a Gantt chart:\n"
+    "                          compute and communication lanes (FILE written whole)\n"
     "      --what-if           also: the first strategy's iteration with each kind of\n"
     "                          link twice as fast, every link, and compute twice as\n"
     "                          fast (which bus, or the GPUs, the iteration waits for);\n"
@@ -95,11 +99,12 @@ static const char help[] =
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
-       OPT_GPUS, OPT_SCALING };
+       OPT_GPUS, OPT_SCALING, OPT_TSVG };
 
 typedef struct opts {
     const char *model, *topo;
     int hosts, gpus, json, csv, timeline, explicit_list, whatif, scaling;
+    const char *svg;         /* --timeline-svg FILE */
     cp_strategy list[CP_STRATEGIES];
     int nlist;
     double sweep_lo, sweep_hi;
@@ -159,6 +164,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"mfu", required_argument, NULL, OPT_MFU},
         {"compute-scale", required_argument, NULL, OPT_SCALE},
         {"csv", no_argument, NULL, OPT_CSV},            {"timeline", no_argument, NULL, OPT_TIMELINE},
+        {"timeline-svg", required_argument, NULL, OPT_TSVG},
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
         CLI_MODEL_LONGOPTS,
         {"what-if", no_argument, NULL, OPT_WHATIF},
@@ -192,6 +198,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_JSON: o->json = 1; break;
         case OPT_CSV: o->csv = 1; break;
         case OPT_TIMELINE: o->timeline = 1; break;
+        case OPT_TSVG: o->svg = optarg; break;
         case OPT_SWEEP: rc = parse_sweep(optarg, o); break;
         case OPT_WHATIF: o->whatif = 1; break;
         case OPT_SCALING: o->scaling = 1; break;
@@ -216,6 +223,11 @@ static int parse_opts(int argc, char **argv, opts *o)
     if (o->sweep_hi > 0 && o->p.framework == CP_FW_FSDP)
         return cli_usage("predict", "--sweep-bucket is for ddp and zero2 buckets; fsdp "
                          "gathers and reduces one layer at a time");
+    if (o->svg && (o->scaling || o->sweep_hi > 0))
+        return cli_usage("predict", "--timeline-svg charts one iteration per strategy, not "
+                         "--scaling or --sweep-bucket");
+    if (o->svg && (cp_same_file(o->svg, o->model) || cp_same_file(o->svg, o->topo)))
+        return cli_usage("predict", "--timeline-svg %s would overwrite an input", o->svg);
     return cli_settle_framework("predict", &o->p, bucket_given);
 }
 
@@ -574,15 +586,17 @@ static int run(const opts *oin, cp_err *e)
         goto done;
     }
     if (!o.explicit_list)
-        rc = default_list(&pr, &o, o.timeline, res, e);
+        rc = default_list(&pr, &o, o.timeline || o.svg, res, e);
     for (k = 0; o.explicit_list && k < o.nlist && rc == CP_OK; k++) {
-        rc = cp_predict_any(&pr, o.list[k], &o.p, 0, o.timeline, &res[k], e);
+        rc = cp_predict_any(&pr, o.list[k], &o.p, 0, o.timeline || o.svg, &res[k], e);
         if (rc == CP_OK && !res[k].available)
             rc = cp_fail(e, CP_EINPUT, "strategy %s is not available on %s: %s",
                          cp_strategy_name(o.list[k]), t->name, res[k].why_not);
     }
     if (rc == CP_OK && cp_predict(&pr, CP_S_RING, &o.p, 0, &ring, e) == CP_OK && ring.available)
         ring_ms = ring.iteration_ms;
+    if (rc == CP_OK && o.svg) /* before anything is printed: a failure prints nothing */
+        rc = cli_write_timeline_svg(o.svg, &pr, res, o.nlist, e);
     if (rc)
         goto done;
     if (o.json)

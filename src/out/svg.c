@@ -1,10 +1,13 @@
 /*
- * svg.c - grouped bar charts (see svg.h).
+ * svg.c - grouped bar charts and timelines (see svg.h).
  *
- * Layout: a left margin for the y axis, one slot per category, bars side by
+ * Bars: a left margin for the y axis, one slot per category, bars side by
  * side inside a slot, category labels rotated under the axis, a legend on
  * top.  The y range starts at 0 and ends at the largest value rounded up to
  * a "nice" step (1, 2 or 5 times a power of ten).
+ *
+ * Timelines: one row per lane under a legend, lane labels in a left
+ * margin, a time axis in ms at the bottom with "nice" ticks.
  */
 #include <math.h>
 #include <string.h>
@@ -112,5 +115,65 @@ int cp_svg_bars(const cp_bars *c, FILE *f)
     }
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n</svg>\n",
             W_MARGIN, H_TOP + H_PLOT, width - 20, H_TOP + H_PLOT);
+    return ferror(f) ? -1 : 0;
+}
+
+#define G_LABEL 190  /* left margin for lane labels */
+#define G_PLOT 760   /* width of the time axis */
+#define G_LANE 22    /* height of a lane */
+#define G_GAP 8      /* between lanes */
+
+int cp_svg_gantt(const cp_gantt *g, FILE *f)
+{
+    double end = isfinite(g->end) && g->end > 0 ? g->end : 1, step;
+    int i, k, lx, nticks, height = H_TOP + g->nlane * (G_LANE + G_GAP) + 40;
+    step = nice_step(end);
+    nticks = (int)floor(end / step + 1e-9);
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+               "font-family=\"sans-serif\" font-size=\"11\">\n",
+            G_LABEL + G_PLOT + 30, height);
+    fputs("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", f);
+    fprintf(f, "<text x=\"%d\" y=\"18\" font-size=\"14\">", 10);
+    put_text(f, g->title);
+    fputs("</text>\n", f);
+    for (k = 0, lx = 10; k < g->nlegend && k < 8; k++) { /* ~6.5 px a character */
+        fprintf(f, "<rect x=\"%d\" y=\"30\" width=\"10\" height=\"10\" fill=\"%s\"/><text "
+                   "x=\"%d\" y=\"39\">", lx, colour[k], lx + 14);
+        put_text(f, g->legend[k]);
+        fputs("</text>\n", f);
+        lx += 14 + (int)(6.5 * (double)strlen(g->legend[k])) + 14;
+    }
+    for (i = 0; i <= nticks; i++) { /* time grid */
+        double x = G_LABEL + i * step / end * G_PLOT;
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#ddd\"/>"
+                   "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
+                x, H_TOP - 6, x, height - 34, x, height - 20, i * step);
+    }
+    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">ms</text>\n",
+            G_LABEL + G_PLOT / 2, height - 6);
+    for (i = 0; i < g->nlane; i++) {
+        const cp_gantt_lane *l = &g->lane[i];
+        int y = H_TOP + i * (G_LANE + G_GAP);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", G_LABEL - 8,
+                y + G_LANE / 2 + 4);
+        put_text(f, l->label);
+        fputs("</text>\n", f);
+        for (k = 0; k < l->nbar; k++) {
+            const cp_gantt_bar *b = &l->bar[k];
+            double x0, w;
+            if (!isfinite(b->start) || !isfinite(b->end) || b->end < b->start)
+                continue;
+            x0 = G_LABEL + b->start / end * G_PLOT;
+            w = (b->end - b->start) / end * G_PLOT;
+            if (w < 0.5) /* a bar too short to see still shows */
+                w = 0.5;
+            fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+                       "stroke=\"white\" stroke-width=\"0.3\"><title>",
+                    x0, y, w, G_LANE, colour[(b->colour % 8 + 8) % 8]);
+            put_text(f, b->tip ? b->tip : "");
+            fputs("</title></rect>\n", f);
+        }
+    }
+    fputs("</svg>\n", f);
     return ferror(f) ? -1 : 0;
 }

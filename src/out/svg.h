@@ -1,5 +1,6 @@
 /*
- * svg.h - a grouped bar chart as a standalone SVG file, for the reports.
+ * svg.h - charts as standalone SVG files: grouped bars for the reports, and
+ * a timeline (Gantt chart) of one iteration.
  *
  * Plain SVG 1.1 with no scripts or external resources, so that it renders
  * in a browser, in GitHub's file view and in any vector editor.  Output is
@@ -24,5 +25,32 @@ typedef struct cp_bars {
 
 /* Write the chart; 0, or -1 when writing failed. */
 int cp_svg_bars(const cp_bars *c, FILE *f);
+
+/* One bar of a timeline: [start, end] in ms, a colour from the legend, and
+ * the text shown when the pointer rests on it. */
+typedef struct cp_gantt_bar {
+    double start, end;
+    int colour;                  /* index into cp_gantt.legend */
+    const char *tip;
+} cp_gantt_bar;
+
+/* A row of bars (a stream: compute, communication). */
+typedef struct cp_gantt_lane {
+    const char *label;
+    const cp_gantt_bar *bar;
+    int nbar;
+} cp_gantt_lane;
+
+typedef struct cp_gantt {
+    const char *title;
+    int nlane;
+    const cp_gantt_lane *lane;
+    int nlegend;                 /* at most 8 */
+    const char *const *legend;   /* what each colour means */
+    double end;                  /* the time axis runs from 0 to here (ms) */
+} cp_gantt;
+
+/* Write the timeline; 0, or -1 when writing failed. */
+int cp_svg_gantt(const cp_gantt *g, FILE *f);
 
 #endif

@@ -75,5 +75,7 @@ int cp_predict_any(const cp_predictor *pr, cp_strategy s, const cp_predict_opts 
         return rc;
     rc = from_plan(&pl, keep_runs, out, e);
     cp_plan_free(&pl);
+    if (rc == CP_OK && cp_prediction_ddp_spans(pr, out))
+        rc = cp_fail(e, CP_EINTERNAL, "out of memory");
     return rc;
 }

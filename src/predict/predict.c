@@ -109,6 +109,49 @@ void cp_prediction_free(cp_prediction *p)
     free(p->runs);
     p->runs = NULL;
     p->nruns = 0;
+    free(p->spans);
+    p->spans = NULL;
+    p->nspans = p->span_cap = 0;
+}
+
+const char *cp_span_name(cp_span_kind k)
+{
+    static const char *const names[CP_SPAN_KINDS] = {"earlier micro-batches", "forward",
+                                                     "backward", "copy back", "optimizer"};
+    return k >= 0 && k < CP_SPAN_KINDS ? names[k] : "?";
+}
+
+int cp_prediction_span(cp_prediction *out, double start, double end, cp_span_kind k)
+{
+    if (!out->runs || !(end > start))
+        return 0;
+    if (out->nspans == out->span_cap) {
+        int cap = out->span_cap ? 2 * out->span_cap : 8;
+        cp_span *x = realloc(out->spans, (size_t)cap * sizeof *x);
+        if (!x)
+            return -1;
+        out->spans = x;
+        out->span_cap = cap;
+    }
+    out->spans[out->nspans].start_ms = start;
+    out->spans[out->nspans].end_ms = end;
+    out->spans[out->nspans].kind = k;
+    out->nspans++;
+    return 0;
+}
+
+int cp_prediction_ddp_spans(const cp_predictor *p, cp_prediction *out)
+{
+    const cp_compute *c = &p->comp;
+    double f = c->lead_ms + c->fwd_total, b = f + c->bwd_total;
+    double opt = out->iteration_ms - c->optimizer_ms, copy = opt - p->copy_out_ms;
+    return cp_prediction_span(out, 0, c->lead_ms, CP_SPAN_MICRO) ||
+                   cp_prediction_span(out, c->lead_ms, f, CP_SPAN_FORWARD) ||
+                   cp_prediction_span(out, f, b, CP_SPAN_BACKWARD) ||
+                   cp_prediction_span(out, copy, opt, CP_SPAN_COPY) ||
+                   cp_prediction_span(out, opt, out->iteration_ms, CP_SPAN_OPTIMIZER)
+               ? -1
+               : 0;
 }
 
 int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
@@ -420,5 +463,5 @@ int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
     out->exposed_ms = out->iteration_ms - out->compute_ms;
     if (out->exposed_ms < 0)
         out->exposed_ms = 0;
-    return CP_OK;
+    return cp_prediction_ddp_spans(p, out) ? cp_fail(e, CP_EINTERNAL, "out of memory") : CP_OK;
 }

@@ -99,6 +99,23 @@ typedef struct cp_bucket_run {
     const char *proto;       /* NCCL protocol ("LL", "Simple"), "-" when not an NCCL call */
 } cp_bucket_run;
 
+/* A stretch of the compute stream as it ran (for timeline charts). */
+typedef enum cp_span_kind {
+    CP_SPAN_MICRO,     /* earlier micro-batches of an accumulated step (DDP, Horovod) */
+    CP_SPAN_FORWARD,
+    CP_SPAN_BACKWARD,  /* sharded frameworks: waits for gathers included */
+    CP_SPAN_COPY,      /* DDP's copy of the reduced buckets back into the gradients */
+    CP_SPAN_OPTIMIZER,
+    CP_SPAN_KINDS
+} cp_span_kind;
+
+typedef struct cp_span {
+    double start_ms, end_ms;
+    cp_span_kind kind;
+} cp_span;
+
+const char *cp_span_name(cp_span_kind k); /* "forward", "backward", ... */
+
 typedef struct cp_prediction {
     cp_strategy strategy;
     int available;
@@ -106,9 +123,17 @@ typedef struct cp_prediction {
     double iteration_ms, compute_ms, comm_ms, exposed_ms;
     cp_bucket_run *runs;     /* owned */
     int nruns;
+    cp_span *spans;          /* owned; kept with the runs (keep_runs) */
+    int nspans, span_cap;
 } cp_prediction;
 
 void cp_prediction_free(cp_prediction *p);
+
+/* Record a compute span [start, end] of kind k when the prediction keeps
+ * its runs (out->runs set), nothing otherwise; empty spans are skipped.
+ * 0, or -1 when out of memory. */
+int cp_prediction_span(cp_prediction *out, double start, double end, cp_span_kind k);
+
 
 /* What is built once per model and machine and reused for every strategy
  * and every bucket size. */
@@ -126,6 +151,12 @@ typedef struct cp_predictor {
     double straggle_ms;      /* added by waiting for the slowest GPU (eq. P9) */
     const char *compute_source; /* "measured", "model" or "estimated" (eq. P0) */
 } cp_predictor;
+
+/* The compute spans of a DDP or Horovod iteration (or a plan's, which
+ * buckets as DDP does) that ended at out->iteration_ms: earlier
+ * micro-batches, forward, backward, then the copy back and the optimizer
+ * at the end.  0, or -1 when out of memory. */
+int cp_prediction_ddp_spans(const cp_predictor *p, cp_prediction *out);
 
 /* Eq. P0: one iteration's compute estimated from the model's FLOPs, its
  * per-GPU batch and the GPU's peak: (1 + bwd_fwd_ratio) x FLOPs x batch /

@@ -166,6 +166,13 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
         *end = stream;
     /* the optimizer steps the shard, then the new parameters are gathered */
     stream = *end + p->comp.optimizer_ms / p->topo->ngpus;
+    for (k = 0; k < K; k++)
+        if (cp_prediction_span(out, k * micro, k * micro + p->comp.fwd_total, CP_SPAN_FORWARD) ||
+            cp_prediction_span(out, k * micro + p->comp.fwd_total, (k + 1) * micro,
+                               CP_SPAN_BACKWARD))
+            return cp_fail(e, CP_EINTERNAL, "out of memory");
+    if (cp_prediction_span(out, *end, stream, CP_SPAN_OPTIMIZER))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
     full = floor(total / cap);
     if (issue_n(p, s, CP_OP_ALLGATHER, cap, full, 0, stream, &stream, out, n) < 0 ||
         issue(p, s, CP_OP_ALLGATHER, total - full * cap, 0, stream, &stream, out, n) < 0)
@@ -299,8 +306,8 @@ typedef struct fsdp_run {
 } fsdp_run;
 
 /* One micro-batch's forward and backward from time *t, the stream free
- * from *stream (eqs. Z2, Z3); both advance.  Returns 0, or 1 when the
- * strategy cannot run an operation. */
+ * from *stream (eqs. Z2, Z3); both advance.  Returns 0, 1 when the
+ * strategy cannot run an operation, -1 when out of memory. */
 static int fsdp_micro(const fsdp_run *r, fsdp_state *f, double *t, double *stream)
 {
     const cp_predictor *p = r->p;
@@ -309,7 +316,7 @@ static int fsdp_micro(const fsdp_run *r, fsdp_state *f, double *t, double *strea
     cp_strategy s = r->s;
     scope in = r->hybrid ? SC_HOST : SC_ALL;
     int L = m->nlayers, l, u, U = r->U, n = r->cap, cur = -2;
-    double g = 0, groot, fwd_end, t0 = *t;
+    double g = 0, groot, fwd_end, t0 = *t, first = -1;
     cp_prediction *out = r->out;
     /* forward */
     if ((groot = issue_in(p, s, CP_OP_ALLGATHER, in, r->rootb, 1, r->rootnt, *t, stream, out,
@@ -326,6 +333,8 @@ static int fsdp_micro(const fsdp_run *r, fsdp_state *f, double *t, double *strea
         }
         if (u < 0 ? groot > *t : g > *t)
             *t = u < 0 ? groot : g;
+        if (first < 0)
+            first = *t;
         *t += c->fwd_ms[l];
         if (u >= 0)
             f->fend[u] = *t;
@@ -360,7 +369,12 @@ static int fsdp_micro(const fsdp_run *r, fsdp_state *f, double *t, double *strea
     if (U > 0 && reduce_unit(p, s, r->hybrid, f->ub[0], f->unt[0], f->bend[0], stream, out,
                              n) < 0)
         return 1;
-    return reduce_unit(p, s, r->hybrid, r->rootb, r->rootnt, *t, stream, out, n) < 0;
+    if (reduce_unit(p, s, r->hybrid, r->rootb, r->rootnt, *t, stream, out, n) < 0)
+        return 1;
+    return cp_prediction_span(out, first < 0 ? t0 : first, fwd_end, CP_SPAN_FORWARD) ||
+                   cp_prediction_span(out, fwd_end, *t, CP_SPAN_BACKWARD)
+               ? -1
+               : 0;
 }
 
 /* Eq. Z2, FSDP FULL_SHARD over the wrap policy's units: the root unit (if
@@ -416,7 +430,7 @@ static int run_fsdp(const cp_predictor *p, cp_strategy s, const cp_predict_opts 
         rc = fsdp_micro(&r, &f, &t, &stream);
     *end = t > stream ? t : stream;
     fsdp_free(&f);
-    return rc;
+    return rc < 0 ? cp_fail(e, CP_EINTERNAL, "out of memory") : rc;
 }
 
 /* Scratch of run_zero3, per layer: its parameters (numel), those it
@@ -528,14 +542,14 @@ static int zero3_setup(const cp_predictor *p, zero3_state *z)
  * start and group g + 1 when group g's first layer starts (the prefetch);
  * backward gathers again, one group ahead, the groups not kept; gradients
  * fill reduce buckets of `cap` bytes in backward order, each
- * reduce-scattered as it fills, the rest when backward ends.  Returns 0, or
- * 1 when the strategy cannot run an operation. */
+ * reduce-scattered as it fills, the rest when backward ends.  Returns 0, 1
+ * when the strategy cannot run an operation, -1 when out of memory. */
 static int zero3_micro(const cp_predictor *p, cp_strategy s, zero3_state *z, double cap,
                        double *t, double *stream, cp_prediction *out, int n)
 {
     const cp_compute *c = &p->comp;
     int L = p->model->nlayers, l, g, nt = 0;
-    double acc = 0;
+    double acc = 0, t0 = *t, first = -1, fwd_end;
     if (z->G > 0 && (z->gdone[0] = issue_in(p, s, CP_OP_ALLGATHER, SC_ALL, z->gbytes[0], 1,
                                             z->gnt[0], *t, stream, out, n)) < 0)
         return 1;
@@ -547,8 +561,11 @@ static int zero3_micro(const cp_predictor *p, cp_strategy s, zero3_state *z, dou
             return 1;
         if (g >= 0 && z->gdone[g] > *t)
             *t = z->gdone[g];
+        if (first < 0)
+            first = *t;
         *t += c->fwd_ms[l];
     }
+    fwd_end = *t;
     for (l = L - 1; l >= 0; l--) {
         g = z->group[l];
         if (g >= 0 && l == z->glast[g]) {
@@ -575,7 +592,12 @@ static int zero3_micro(const cp_predictor *p, cp_strategy s, zero3_state *z, dou
             nt = 0;
         }
     }
-    return issue_in(p, s, CP_OP_REDUCESCATTER, SC_ALL, acc, 1, nt, *t, stream, out, n) < 0;
+    if (issue_in(p, s, CP_OP_REDUCESCATTER, SC_ALL, acc, 1, nt, *t, stream, out, n) < 0)
+        return 1;
+    return cp_prediction_span(out, first < 0 ? t0 : first, fwd_end, CP_SPAN_FORWARD) ||
+                   cp_prediction_span(out, fwd_end, *t, CP_SPAN_BACKWARD)
+               ? -1
+               : 0;
 }
 
 /* Eq. Z5, DeepSpeed ZeRO stage 3 with its defaults: K micro-batches
@@ -602,14 +624,16 @@ static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts
     if (rc == CP_OK) {
         *end = t > stream ? t : stream;
         stream = *end + opt;
-        if (issue_in(p, s, CP_OP_ALLGATHER, SC_ALL, z.persist_bytes, 1, z.persist_nt, stream,
-                     &stream, out, (int)(per * K)) < 0)
+        if (cp_prediction_span(out, *end, stream, CP_SPAN_OPTIMIZER))
+            rc = -1;
+        else if (issue_in(p, s, CP_OP_ALLGATHER, SC_ALL, z.persist_bytes, 1, z.persist_nt,
+                          stream, &stream, out, (int)(per * K)) < 0)
             rc = 1;
         else
             *end = stream - opt;
     }
     zero3_free(&z);
-    return rc;
+    return rc < 0 ? cp_fail(e, CP_EINTERNAL, "out of memory") : rc;
 }
 
 int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
@@ -643,6 +667,10 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
         return rc;
     out->available = 1;
     out->iteration_ms = end + opt;
+    /* ZeRO-2 and ZeRO-3 step before their last gathers (their spans say so) */
+    if (o->framework == CP_FW_FSDP &&
+        cp_prediction_span(out, end, out->iteration_ms, CP_SPAN_OPTIMIZER))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
     out->exposed_ms = out->iteration_ms - out->compute_ms;
     if (out->exposed_ms < 0)
         out->exposed_ms = 0;

@@ -160,6 +160,14 @@ static void test_timeline_by_hand(void **state)
     assert_near(p.iteration_ms, 30.383487, 1e-6);
     assert_near(p.comm_ms, 0.515316, 1e-6);
     assert_near(p.exposed_ms, 0.383487, 1e-6);
+    /* the compute stream, for the chart: forward 0 -> 10, backward -> 30;
+     * no copies (no memory bandwidth given) and no optimizer time */
+    assert_int_equal(p.nspans, 2);
+    assert_int_equal(p.spans[0].kind, CP_SPAN_FORWARD);
+    assert_near(p.spans[0].end_ms, 10.0, 1e-9);
+    assert_int_equal(p.spans[1].kind, CP_SPAN_BACKWARD);
+    assert_near(p.spans[1].start_ms, 10.0, 1e-9);
+    assert_near(p.spans[1].end_ms, 30.0, 1e-9);
     cp_prediction_free(&p);
     /* no reducing CPU: the parameter server is unavailable, with a reason */
     assert_int_equal(cp_predict(&c.pr, CP_S_PS, &c.o, 0, &p, &e), CP_OK);
@@ -367,6 +375,16 @@ static void test_fsdp_by_hand(void **state)
     assert_near(p.compute_ms, 31.0, 1e-9);
     assert_near(p.exposed_ms, 0.44940192, 1e-9);
     assert_near(p.comm_ms, 0.77297472, 1e-9);
+    /* compute as it ran: forward from the end of the first gather to
+     * 10.19174368, backward (its waits included) to 30.25765824, the
+     * optimizer on the shard after the last reduce-scatter */
+    assert_int_equal(p.nspans, 3);
+    assert_near(p.spans[0].start_ms, 0.19174368, 1e-9);
+    assert_near(p.spans[0].end_ms, 10.19174368, 1e-9);
+    assert_near(p.spans[1].end_ms, 30.25765824, 1e-9);
+    assert_int_equal(p.spans[2].kind, CP_SPAN_OPTIMIZER);
+    assert_near(p.spans[2].start_ms, 30.44940192, 1e-9);
+    assert_near(p.spans[2].end_ms, 31.44940192, 1e-9);
     cp_prediction_free(&p);
     square_close(&c);
 }

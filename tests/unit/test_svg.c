@@ -1,0 +1,85 @@
+/*
+ * test_svg.c - the SVG charts: where a bar lands and what the axis says,
+ * computed by hand from the layout constants of src/out/svg.c.
+ */
+#include "testutil.h"
+
+#include "out/svg.h"
+
+/* The chart written to memory, as a string the caller frees. */
+static char *render_bars(const cp_bars *c)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(cp_svg_bars(c, f), 0);
+    fclose(f);
+    return buf;
+}
+
+static char *render_gantt(const cp_gantt *g)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(cp_svg_gantt(g, f), 0);
+    fclose(f);
+    return buf;
+}
+
+/* One category, two series of 1 and 2, a reference line at 1.  The top is
+ * 2; the step is the smallest of 0.1, 0.2, 0.5 x 10^0 that cuts 2 into at
+ * most six ticks: 0.5.  The plot is 320 px high from y = 60: the bar of 2
+ * is 320 px from y 60, the bar of 1 160 px from y 220; a slot holds 2 x 12
+ * + 12 = 36 px from x = 70, bars at 70 + 6 = 76 and 88. */
+static void test_bars_by_hand(void **state)
+{
+    static const char *const cat[] = {"m on t"};
+    static const char *const ser[] = {"ring", "a<b"};
+    static const double val[] = {1, 2};
+    cp_bars c = {"title", "speed-up", 1, cat, 2, ser, val, 1.0};
+    char *svg;
+    (void)state;
+    svg = render_bars(&c);
+    assert_non_null(strstr(svg, "<rect x=\"76\" y=\"220.0\" width=\"10\" height=\"160.0\""));
+    assert_non_null(strstr(svg, "<rect x=\"88\" y=\"60.0\" width=\"10\" height=\"320.0\""));
+    assert_non_null(strstr(svg, ">0.5</text>"));
+    assert_non_null(strstr(svg, ">a&lt;b</text>")); /* legend text escaped */
+    free(svg);
+}
+
+/* A timeline of 100 ms over 760 px from x = 190: a bar of [25, 50] ms
+ * starts at 190 + 0.25 x 760 = 380 and is 190 px wide; lane 1 sits at
+ * y = 60 + 1 x (22 + 8) = 90.  Ticks every 20 ms (100 / 10 would be ten
+ * ticks, 100 / 20 five): the last, 100, at x = 950, its label 20 px above
+ * the bottom of a chart 60 + 2 x 30 + 40 = 160 px high, y = 140.  A 0.01 ms
+ * bar still gets 0.5 px. */
+static void test_gantt_by_hand(void **state)
+{
+    static const char *const legend[] = {"compute", "all-reduce"};
+    cp_gantt_bar compute[] = {{0, 25, 0, "forward"}};
+    cp_gantt_bar comm[] = {{25, 50, 1, "bucket \"0\" & more"}, {60, 60.01, 1, "tiny"}};
+    cp_gantt_lane lanes[] = {{"ring: compute", compute, 1}, {"ring: communication", comm, 2}};
+    cp_gantt g = {"t", 2, lanes, 2, legend, 100};
+    char *svg;
+    (void)state;
+    svg = render_gantt(&g);
+    assert_non_null(strstr(svg, "<rect x=\"380.00\" y=\"90\" width=\"190.00\" height=\"22\""));
+    assert_non_null(strstr(svg, "<rect x=\"190.00\" y=\"60\" width=\"190.00\" height=\"22\""));
+    assert_non_null(strstr(svg, "<rect x=\"646.00\" y=\"90\" width=\"0.50\""));
+    assert_non_null(strstr(svg, "<text x=\"950.00\" y=\"140\" text-anchor=\"middle\">100</text>"));
+    assert_null(strstr(svg, ">120</text>"));
+    assert_non_null(strstr(svg, "<title>bucket &quot;0&quot; &amp; more</title>"));
+    free(svg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bars_by_hand),
+        cmocka_unit_test(test_gantt_by_hand),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
