@@ -156,6 +156,13 @@ GPU_MEM_GBS = {
     "A100-SXM4-40GB": 1555, "H100-SXM5-80GB": 3350, "T4-16GB": 320,
 }
 
+# Device memory per GPU, GB (1e9 bytes), as nvidia-smi's memory.total reports
+# it in MiB: the "16 GB" boards 16,384 MiB (T4 15,360), A100 40GB 40,960, H100
+# SXM5 80GB 81,559.  Sets what model states must fit in (docs/model.md, eq. M1).
+GPU_CAPACITY_GB = {
+    "V100-SXM2-16GB": 17.18, "V100-SXM2-32GB": 34.36, "P100-SXM2-16GB": 17.18,
+    "A100-SXM4-40GB": 42.95, "H100-SXM5-80GB": 85.52, "T4-16GB": 16.11,
+}
 
 # ---------------------------------------------------------------------------
 # A tiny builder that keeps insertion order and prints like the exemplar.
@@ -175,6 +182,8 @@ class Topo:
             kw["mem_gbs"] = GPU_MEM_GBS[kw["model"]]
         if kind == "gpu" and "tflops_fp16" not in kw and kw.get("model") in GPU_TFLOPS_FP16:
             kw["tflops_fp16"] = GPU_TFLOPS_FP16[kw["model"]]
+        if kind == "gpu" and "capacity_gb" not in kw and kw.get("model") in GPU_CAPACITY_GB:
+            kw["capacity_gb"] = GPU_CAPACITY_GB[kw["model"]]
         for k in ("model", "mem_gbs", "reduce_gbs", "capacity_gb", "net_gbs",
                   "net_latency_us", "tflops", "tflops_fp16"):
             if k in kw:

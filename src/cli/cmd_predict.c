@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include "load/load.h"
 #include "plan/plan_predict.h"
+#include "predict/memory.h"
 
 static const char help[] =
     "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N] [--gpus G]\n"
@@ -74,6 +75,9 @@ static const char help[] =
     "      --comm-hook H       DDP communication hook: fp16 or bf16 (fp16_compress_hook,\n"
     "                          bf16_compress_hook: buckets all-reduced as 2-byte floats,\n"
     "                          plus the casts), or none (default)\n"
+    "      --optimizer O       adam (or adamw; default) or sgd (with momentum): the\n"
+    "                          optimizer states of the memory line (model states per\n"
+    "                          GPU: weights, gradients, optimizer, buffers)\n"
     "      --jitter CV         stragglers: one GPU's compute time varies from step to\n"
     "                          step with this coefficient of variation (e.g. 0.02);\n"
     "                          every step waits for the slowest GPU (default 0)\n"
@@ -99,7 +103,7 @@ static const char help[] =
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
-       OPT_GPUS, OPT_SCALING, OPT_TSVG };
+       OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM };
 
 typedef struct opts {
     const char *model, *topo;
@@ -165,6 +169,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"compute-scale", required_argument, NULL, OPT_SCALE},
         {"csv", no_argument, NULL, OPT_CSV},            {"timeline", no_argument, NULL, OPT_TIMELINE},
         {"timeline-svg", required_argument, NULL, OPT_TSVG},
+        {"optimizer", required_argument, NULL, OPT_OPTIM},
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
         CLI_MODEL_LONGOPTS,
         {"what-if", no_argument, NULL, OPT_WHATIF},
@@ -199,6 +204,15 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_CSV: o->csv = 1; break;
         case OPT_TIMELINE: o->timeline = 1; break;
         case OPT_TSVG: o->svg = optarg; break;
+        case OPT_OPTIM:
+            if (strcmp(optarg, "adam") == 0 || strcmp(optarg, "adamw") == 0)
+                o->p.optimizer = CP_OPT_ADAM;
+            else if (strcmp(optarg, "sgd") == 0)
+                o->p.optimizer = CP_OPT_SGD;
+            else
+                rc = cli_usage("predict", "--optimizer: expected adam, adamw or sgd, got '%s'",
+                               optarg);
+            break;
         case OPT_SWEEP: rc = parse_sweep(optarg, o); break;
         case OPT_WHATIF: o->whatif = 1; break;
         case OPT_SCALING: o->scaling = 1; break;
@@ -263,8 +277,25 @@ static const char *fsdp_title(int sharding)
     }
 }
 
+/* Eq. M1 as a header line: model states per GPU, and whether they fit. */
+static void print_memory(const opts *o, const cp_mem *m)
+{
+    printf("# model states per GPU: %.3f GB (weights %.3f, gradients %.3f, %s %.3f, "
+           "buffers %.3f",
+           m->total / 1e9, m->weights / 1e9, m->grads / 1e9,
+           o->p.optimizer == CP_OPT_SGD ? "SGD momentum" : "Adam", m->optim / 1e9,
+           m->buffers / 1e9);
+    if (cp_framework_sharded(o->p.framework) && o->p.framework != CP_FW_ZERO2)
+        printf(", gathered %.3f", m->gathered / 1e9);
+    printf(")");
+    if (m->capacity > 0)
+        printf(" of %.1f GB%s", m->capacity / 1e9,
+               m->total > m->capacity ? ": does not fit" : "");
+    printf("; activations not counted\n");
+}
+
 static void print_table(const opts *o, const cp_predictor *pr, const cp_prediction *res,
-                        double ring_ms)
+                        double ring_ms, const cp_mem *mem)
 {
     int k;
     printf("# predict: %s on %s (%d GPUs), %s, compute %.2f ms (one GPU, %s)",
@@ -282,6 +313,7 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
     if (pr->straggle_ms > 0)
         printf(" + %.2f ms waiting for the slowest GPU", pr->straggle_ms);
     printf("\n");
+    print_memory(o, mem);
     printf("%-8s %12s %11s %10s %11s %9s\n", "strategy", "iteration_ms", "compute_ms",
            "comm_ms", "exposed_ms", "vs_ring");
     for (k = 0; k < o->nlist; k++) {
@@ -292,13 +324,17 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
     }
 }
 
-static int print_json(const opts *o, const cp_predictor *pr, const cp_prediction *res)
+static int print_json(const opts *o, const cp_predictor *pr, const cp_prediction *res,
+                      const cp_mem *mem)
 {
     json_t *root = json_object(), *arr = json_array();
     int k;
     json_object_set_new(root, "model", json_string(pr->model->name));
     json_object_set_new(root, "topology", json_string(pr->topo->name));
     json_object_set_new(root, "gpus", json_integer(pr->topo->ngpus));
+    json_object_set_new(root, "model_states_gb", cli_real(mem->total / 1e9, 4));
+    json_object_set_new(root, "gpu_memory_gb",
+                        mem->capacity > 0 ? cli_real(mem->capacity / 1e9, 2) : json_null());
     for (k = 0; k < o->nlist; k++) {
         json_t *s = json_object();
         json_object_set_new(s, "name", json_string(cp_strategy_name(res[k].strategy)));
@@ -568,6 +604,7 @@ static int run(const opts *oin, cp_err *e)
     cp_topo *t = NULL;
     cp_predictor pr;
     cp_prediction res[CP_STRATEGIES], ring;
+    cp_mem mem;
     int rc, k, have_pr = 0;
     double ring_ms = 0;
 
@@ -595,18 +632,21 @@ static int run(const opts *oin, cp_err *e)
     }
     if (rc == CP_OK && cp_predict(&pr, CP_S_RING, &o.p, 0, &ring, e) == CP_OK && ring.available)
         ring_ms = ring.iteration_ms;
+    if (rc == CP_OK)
+        rc = cp_model_states(&pr, &o.p, &mem, e);
     if (rc == CP_OK && o.svg) /* before anything is printed: a failure prints nothing */
         rc = cli_write_timeline_svg(o.svg, &pr, res, o.nlist, e);
     if (rc)
         goto done;
     if (o.json)
-        rc = print_json(&o, &pr, res) ? cp_fail(e, CP_EINTERNAL, "writing output failed") : 0;
+        rc = print_json(&o, &pr, res, &mem) ? cp_fail(e, CP_EINTERNAL, "writing output failed")
+                                            : 0;
     else if (o.csv)
         print_csv(&o, &pr, res, ring_ms);
     else if (o.timeline)
         print_timeline(&o, res);
     else
-        print_table(&o, &pr, res, ring_ms);
+        print_table(&o, &pr, res, ring_ms, &mem);
     if (o.whatif) {
         printf("\n");
         rc = whatif(&o, m, t, &res[0], e);

@@ -70,7 +70,13 @@ typedef struct cp_predict_opts {
                                 MiB, as size_based_auto_wrap_policy */
     int fsdp_sharding;       /* FSDP sharding_strategy: 0 FULL_SHARD, or CP_SHARD_* bits
                                 (eq. Z3) */
+    int optimizer;           /* CP_OPT_ADAM (default) or CP_OPT_SGD: the optimizer states
+                                of the memory figure (memory.h) */
 } cp_predict_opts;
+
+/* Optimizers, for their states (eq. M1). */
+#define CP_OPT_ADAM 0
+#define CP_OPT_SGD 1
 
 /* fsdp_sharding bits: SHARD_GRAD_OP keeps the parameters gathered for
  * forward until backward ends (no gathers in backward); HYBRID_SHARD shards

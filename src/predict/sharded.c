@@ -636,6 +636,73 @@ static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts
     return rc < 0 ? cp_fail(e, CP_EINTERNAL, "out of memory") : rc;
 }
 
+/* The two largest of n values (0 when absent). */
+static void two_largest(const double *v, int n, double *a, double *b)
+{
+    int i;
+    *a = *b = 0;
+    for (i = 0; i < n; i++) {
+        if (v[i] > *a) {
+            *b = *a;
+            *a = v[i];
+        } else if (v[i] > *b) {
+            *b = v[i];
+        }
+    }
+}
+
+double cp_sharded_gathered_bytes(const cp_predictor *p, const cp_predict_opts *o)
+{
+    const cp_model *m = p->model;
+    double total = 0, a, b, x = -1;
+    int k, l, U;
+    if (o->framework == CP_FW_FSDP) {
+        fsdp_state f;
+        if (!fsdp_alloc(&f, m->nlayers)) {
+            fsdp_free(&f);
+            return -1;
+        }
+        for (k = 0; k < m->ntensors; k++)
+            f.lbytes[m->tensors[k].layer] += (double)m->tensors[k].numel * p->elem_bytes;
+        U = fsdp_units(m, f.lbytes, o->fsdp_wrap_mb, f.unit);
+        x = 0;
+        for (l = 0; l < m->nlayers; l++) {
+            total += f.lbytes[l];
+            if (f.unit[l] < 0)
+                x += f.lbytes[l]; /* the root, kept whole through the step */
+            else
+                f.ub[f.unit[l]] += f.lbytes[l];
+        }
+        two_largest(f.ub, U, &a, &b);
+        /* two units gathered at once and one's unsharded gradient; with
+         * SHARD_GRAD_OP every parameter by the end of forward */
+        x = (o->fsdp_sharding & CP_SHARD_GRAD_OP) ? total + a : x + 2 * a + b;
+        fsdp_free(&f);
+    } else if (o->framework == CP_FW_ZERO3) {
+        zero3_state z;
+        int g;
+        if (zero3_setup(p, &z) == 0) {
+            double *re = calloc((size_t)z.G + 1, sizeof *re);
+            if (re) {
+                x = z.persist_bytes;
+                for (g = 0; g < z.G; g++) {
+                    if (z.regather[g])
+                        re[g] = z.gbytes[g];
+                    else
+                        x += z.gbytes[g]; /* kept from forward to backward */
+                }
+                two_largest(re, z.G, &a, &b);
+                x += a + b;
+                free(re);
+            }
+        }
+        zero3_free(&z);
+    } else {
+        x = 0;
+    }
+    return x;
+}
+
 int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                        int keep_runs, cp_prediction *out, cp_err *e)
 {

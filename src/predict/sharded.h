@@ -35,4 +35,13 @@
 int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                        int keep_runs, cp_prediction *out, cp_err *e);
 
+/* Eq. M1: the bytes a GPU holds whole beyond its shard at the busiest
+ * point of an FSDP or ZeRO-3 iteration: under FSDP the root unit, two
+ * units gathered and one unit's unsharded gradient (SHARD_GRAD_OP: every
+ * parameter, and one unit's gradient); under ZeRO-3 the persistent
+ * tensors, the groups kept from forward to backward and the two largest
+ * groups gathered again.  0 for the other frameworks; -1 when out of
+ * memory. */
+double cp_sharded_gathered_bytes(const cp_predictor *p, const cp_predict_opts *o);
+
 #endif

@@ -6,6 +6,7 @@
 #include "testtopo.h"
 
 #include "load/load.h"
+#include "predict/memory.h"
 #include "predict/predict.h"
 
 #define MIB 1048576
@@ -527,6 +528,104 @@ static void test_zero3_by_hand(void **state)
     cp_model_free(m);
 }
 
+/* Eq. M1 on the square (4 GPUs) for the 12 MiB + 4 MiB fp32 model: Psi =
+ * 4 Mi parameters, 16 MiB of weights and as much gradient; Adam's two fp32
+ * moments 32 MiB.
+ *   DDP: 16 + 16 + 32 + 16 (buckets) = 80 MiB; with gradient_as_bucket_view
+ *     64; with SGD (one moment, 16) 64; fp16 gradients (mixed precision:
+ *     Adam 8 + an fp32 master 4 = 12 bytes a parameter): Psi (2 + 2 + 12 +
+ *     2) = 18 x 4 Mi = 75,497,472 B
+ *   Horovod: as DDP, its 64 MiB fusion buffer capped by the 16 MiB of
+ *     gradients: 80 MiB
+ *   ZeRO-2: weights 16, gradients 16 / 4, Adam 32 / 4, the reduce bucket
+ *     (5e8 elements, more than the model) 16: 44 MiB
+ *   FSDP, every layer a unit: 16 / 4 + 16 / 4 + 32 / 4 = 16, gathered two
+ *     units (12 + 4) and the largest unit's gradient (12): 28: 44 MiB; with
+ *     SHARD_GRAD_OP every parameter (16) and a unit's gradient (12): 44 MiB
+ *   ZeRO-3: the two tensors (3 Mi and 1 Mi elements, both over the 1e5
+ *     persistence threshold) make one fetch group kept from forward to
+ *     backward: gathered 16; shards 16 and the reduce bucket 16: 48 MiB */
+static void test_model_states_by_hand(void **state)
+{
+    static const struct {
+        cp_framework fw;
+        int sharding, view, optimizer, grad_bytes;
+        double want;
+    } cases[] = {
+        {CP_FW_DDP, 0, 0, CP_OPT_ADAM, 0, 80 * MIB},
+        {CP_FW_DDP, 0, 1, CP_OPT_ADAM, 0, 64 * MIB},
+        {CP_FW_DDP, 0, 0, CP_OPT_SGD, 0, 64 * MIB},
+        {CP_FW_DDP, 0, 0, CP_OPT_ADAM, 2, 75497472},
+        {CP_FW_HOROVOD, 0, 0, CP_OPT_ADAM, 0, 80 * MIB},
+        {CP_FW_ZERO2, 0, 0, CP_OPT_ADAM, 0, 44 * MIB},
+        {CP_FW_FSDP, 0, 0, CP_OPT_ADAM, 0, 44 * MIB},
+        {CP_FW_FSDP, CP_SHARD_GRAD_OP, 0, CP_OPT_ADAM, 0, 44 * MIB},
+        {CP_FW_ZERO3, 0, 0, CP_OPT_ADAM, 0, 48 * MIB},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        square_case c;
+        cp_predict_opts o;
+        cp_mem mem;
+        cp_err e;
+        cp_predict_opts_default(&o);
+        o.compute_ms = 30;
+        o.framework = cases[i].fw;
+        o.fsdp_sharding = cases[i].sharding;
+        o.fsdp_wrap_mb = CP_WRAP_LAYER;
+        o.bucket_view = cases[i].view;
+        o.optimizer = cases[i].optimizer;
+        o.grad_bytes = cases[i].grad_bytes;
+        if (cases[i].fw == CP_FW_ZERO2 || cases[i].fw == CP_FW_ZERO3)
+            o.bucket_mb = 0; /* DeepSpeed's default, as the command line sets it */
+        square_open_with(&c, &o, 0, 0);
+        assert_int_equal(cp_model_states(&c.pr, &c.o, &mem, &e), CP_OK);
+        if (fabs(mem.total - cases[i].want) > 1e-6)
+            fail_msg("case %zu: %.0f B, want %.0f", i, mem.total, cases[i].want);
+        assert_near(mem.capacity, 0, 0); /* the square gives no GPU memory */
+        square_close(&c);
+    }
+}
+
+/* The ZeRO paper's Table 1 (Rajbhandari et al., SC'20): a 7.5B-parameter
+ * model, mixed-precision Adam (K = 12), 64 GPUs: (2 + 2 + 12) x 7.5e9 = 120
+ * GB per GPU under plain data parallelism, 2 x 7.5e9 + 14 x 7.5e9 / 64 =
+ * 16.6 GB with optimizer states and gradients partitioned (stage 2), 16 x
+ * 7.5e9 / 64 = 1.9 GB with parameters too (stage 3).  The paper counts no
+ * buffers and no gathered parameters; neither do these sums.  Eight DGX
+ * A100 hosts: 64 GPUs of 42.95 GB. */
+static void test_model_states_zero_paper(void **state)
+{
+    static const int64_t numel[] = {7500000000LL};
+    cp_model *m = make_model(numel, NULL, 1);
+    cp_topo *t;
+    cp_predict_opts o;
+    cp_predictor pr;
+    cp_mem mem;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_topo_load_hosts("topologies/dgx-a100.json", 8, &t, &e), CP_OK);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 1000;
+    o.grad_bytes = 2;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    o.bucket_view = 1;
+    assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
+    assert_near(mem.total, 120e9, 1e-3);
+    assert_true(mem.total > mem.capacity); /* does not fit a 40 GB A100 */
+    assert_near(mem.capacity, 42.95e9, 1e-3);
+    o.framework = CP_FW_ZERO2;
+    assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
+    assert_near(mem.weights + mem.grads + mem.optim, 15e9 + 14 * 7.5e9 / 64, 1e-3);
+    o.framework = CP_FW_ZERO3;
+    assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
+    assert_near(mem.weights + mem.grads + mem.optim, 16 * 7.5e9 / 64, 1e-3); /* 1.875 GB */
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
 /* FSDP SHARD_GRAD_OP (eq. Z3) on the square of test_fsdp_by_hand: forward
  * as there (AG0 [0, .19174368], AG1 [.19174368, .25765824], forward ends
  * 10.19174368); backward gathers nothing: bwd1 10.19174368 -> 15.19174368,
@@ -984,6 +1083,8 @@ int main(void)
         cmocka_unit_test(test_fsdp_grad_op_by_hand),
         cmocka_unit_test(test_sharded_accumulation_by_hand),
         cmocka_unit_test(test_zero3_by_hand),
+        cmocka_unit_test(test_model_states_by_hand),
+        cmocka_unit_test(test_model_states_zero_paper),
         cmocka_unit_test(test_fsdp_hybrid_by_hand),
         cmocka_unit_test(test_fsdp_wrap_by_hand),    cmocka_unit_test(test_compute_estimate_by_hand),
         cmocka_unit_test(test_scale_kind_by_hand), cmocka_unit_test(test_stragglers_by_hand),
