@@ -94,6 +94,12 @@ int cli_dump_json(json_t *v, FILE *f);
 int cli_write_timeline_svg(const char *path, const cp_predictor *pr, const cp_prediction *res,
                            int n, cp_err *e);
 
+/* predict --frameworks: strategy s under every framework (base gives the
+ * rest of the options; ZeRO's reduce bucket is DeepSpeed's unless
+ * bucket_given), as a table or CSV on stdout.  0, or an error. */
+int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *base,
+                   cp_strategy s, int bucket_given, int csv, cp_err *e);
+
 /* A JSON real rounded to `decimals` places (new reference). */
 json_t *cli_real(double x, int decimals);
 

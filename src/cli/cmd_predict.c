@@ -22,7 +22,7 @@ static const char help[] =
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
     "                           [--accum-steps K] [--bucket-view] [--jitter CV] [--what-if]\n"
     "                           [--json | --csv | --timeline] [--timeline-svg FILE]\n"
-    "                           [--sweep-bucket MIN:MAX]\n"
+    "                           [--sweep-bucket MIN:MAX] [--frameworks]\n"
     "\n"
     "Predict one data-parallel training iteration on the machine for each gradient\n"
     "synchronisation strategy: iteration, compute, communication and exposed\n"
@@ -94,6 +94,10 @@ static const char help[] =
     "      --sweep-bucket MIN:MAX  iteration time for bucket caps (MiB) from MIN to MAX\n"
     "                          (powers of two, plus 25) and the best bucket_cap_mb\n"
     "                          (DDP) or reduce bucket (ZeRO-2, ZeRO-3)\n"
+    "      --frameworks        the first strategy (default auto) under ddp, horovod,\n"
+    "                          zero2, every FSDP sharding and zero3: iteration time,\n"
+    "                          model states per GPU, whether they fit, and the fastest\n"
+    "                          that fits (plain table or --csv)\n"
     "      --scaling           the first strategy (default auto) on 1, 2, 4, .. GPUs of\n"
     "                          one host up to all of them (or --gpus), then on 2, 4, ..\n"
     "                          hosts up to --hosts: iteration, speed-up over one GPU\n"
@@ -103,12 +107,14 @@ static const char help[] =
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
-       OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM };
+       OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM, OPT_FRAMEWORKS };
 
 typedef struct opts {
     const char *model, *topo;
     int hosts, gpus, json, csv, timeline, explicit_list, whatif, scaling;
     const char *svg;         /* --timeline-svg FILE */
+    int frameworks;          /* --frameworks: compare them (frameworks.c) */
+    int bucket_given;         /* --bucket-mb was given */
     cp_strategy list[CP_STRATEGIES];
     int nlist;
     double sweep_lo, sweep_hi;
@@ -170,6 +176,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"csv", no_argument, NULL, OPT_CSV},            {"timeline", no_argument, NULL, OPT_TIMELINE},
         {"timeline-svg", required_argument, NULL, OPT_TSVG},
         {"optimizer", required_argument, NULL, OPT_OPTIM},
+        {"frameworks", no_argument, NULL, OPT_FRAMEWORKS},
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
         CLI_MODEL_LONGOPTS,
         {"what-if", no_argument, NULL, OPT_WHATIF},
@@ -204,6 +211,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_CSV: o->csv = 1; break;
         case OPT_TIMELINE: o->timeline = 1; break;
         case OPT_TSVG: o->svg = optarg; break;
+        case OPT_FRAMEWORKS: o->frameworks = 1; break;
         case OPT_OPTIM:
             if (strcmp(optarg, "adam") == 0 || strcmp(optarg, "adamw") == 0)
                 o->p.optimizer = CP_OPT_ADAM;
@@ -242,6 +250,15 @@ static int parse_opts(int argc, char **argv, opts *o)
                          "--scaling or --sweep-bucket");
     if (o->svg && (cp_same_file(o->svg, o->model) || cp_same_file(o->svg, o->topo)))
         return cli_usage("predict", "--timeline-svg %s would overwrite an input", o->svg);
+    o->bucket_given = bucket_given;
+    if (o->frameworks) { /* every framework: what picks one does not apply */
+        if (o->json || o->timeline || o->whatif || o->scaling || o->sweep_hi > 0 || o->svg)
+            return cli_usage("predict", "--frameworks goes with the plain table or --csv only");
+        if (o->p.framework != CP_FW_DDP || o->p.fsdp_sharding)
+            return cli_usage("predict", "--frameworks compares every framework and FSDP "
+                                        "sharding: drop --framework and --fsdp-sharding");
+        return CP_OK;
+    }
     return cli_settle_framework("predict", &o->p, bucket_given);
 }
 
@@ -620,6 +637,11 @@ static int run(const opts *oin, cp_err *e)
     }
     if (o.sweep_hi > 0) {
         rc = sweep(&o, &pr, e);
+        goto done;
+    }
+    if (o.frameworks) {
+        rc = cli_frameworks(m, t, &o.p, o.explicit_list ? o.list[0] : CP_S_AUTO,
+                            o.bucket_given, o.csv, e);
         goto done;
     }
     if (!o.explicit_list)

@@ -1,0 +1,107 @@
+/*
+ * frameworks.c - `predict --frameworks`: the same model, machine and
+ * strategy under every data-parallel framework the model knows, with the
+ * iteration time and the model states per GPU (eq. M1) side by side, and
+ * the fastest that fits.  The question a user asks before choosing between
+ * DDP, ZeRO and FSDP.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "plan/plan_predict.h"
+#include "predict/memory.h"
+
+typedef struct variant {
+    const char *name;
+    cp_framework fw;
+    int sharding;
+} variant;
+
+static const variant variants[] = {
+    {"ddp", CP_FW_DDP, 0},
+    {"horovod", CP_FW_HOROVOD, 0},
+    {"zero2", CP_FW_ZERO2, 0},
+    {"fsdp", CP_FW_FSDP, 0},
+    {"fsdp grad-op", CP_FW_FSDP, CP_SHARD_GRAD_OP},
+    {"fsdp hybrid", CP_FW_FSDP, CP_SHARD_HYBRID},
+    {"fsdp hybrid-grad-op", CP_FW_FSDP, CP_SHARD_HYBRID | CP_SHARD_GRAD_OP},
+    {"zero3", CP_FW_ZERO3, 0},
+};
+
+#define NVAR (sizeof variants / sizeof variants[0])
+
+/* "yes", "no", or "?" when the GPU's memory is not known. */
+static const char *fits(const cp_mem *m)
+{
+    return m->capacity > 0 ? (m->total <= m->capacity ? "yes" : "no") : "?";
+}
+
+int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *base,
+                   cp_strategy s, int bucket_given, int csv, cp_err *e)
+{
+    cp_prediction res[NVAR];
+    cp_mem mem[NVAR];
+    size_t k, best = NVAR;
+    int rc = CP_OK;
+    memset(res, 0, sizeof res);
+    for (k = 0; k < NVAR && rc == CP_OK; k++) {
+        cp_predict_opts o = *base;
+        cp_predictor pr;
+        o.framework = variants[k].fw;
+        o.fsdp_sharding = variants[k].sharding;
+        o.comm_hook = o.framework == CP_FW_DDP ? base->comm_hook : 0;
+        if (!bucket_given && (o.framework == CP_FW_ZERO2 || o.framework == CP_FW_ZERO3))
+            o.bucket_mb = 0; /* DeepSpeed's reduce_bucket_size */
+        if ((rc = cp_predictor_init(&pr, m, t, &o, e)))
+            break;
+        rc = cp_predict_any(&pr, s, &o, 0, 0, &res[k], e);
+        if (rc == CP_OK)
+            rc = cp_model_states(&pr, &o, &mem[k], e);
+        cp_predictor_free(&pr);
+        if (rc == CP_OK && res[k].available && mem[k].capacity > 0 &&
+            mem[k].total <= mem[k].capacity &&
+            (best == NVAR || res[k].iteration_ms < res[best].iteration_ms - 1e-9))
+            best = k;
+    }
+    if (rc)
+        return rc;
+    if (csv)
+        printf("framework,available,iteration_ms,exposed_comm_ms,model_states_gb,"
+               "gpu_memory_gb,fits\n");
+    else
+        printf("# frameworks: %s on %s (%d GPUs), strategy %s; model states per GPU, "
+               "activations not counted (eq. M1)\n"
+               "%-20s %12s %11s %16s %5s\n",
+               m->name, t->name, t->ngpus, cp_strategy_name(s), "framework", "iteration_ms",
+               "exposed_ms", "model_states_gb", "fits");
+    for (k = 0; k < NVAR; k++) {
+        const cp_prediction *p = &res[k];
+        char cap[32] = ""; /* empty when the topology does not say */
+        if (mem[k].capacity > 0)
+            snprintf(cap, sizeof cap, "%.2f", mem[k].capacity / 1e9);
+        if (csv && p->available)
+            printf("%s,1,%.4f,%.4f,%.4f,%s,%s\n", variants[k].name, p->iteration_ms,
+                   p->exposed_ms, mem[k].total / 1e9, cap, fits(&mem[k]));
+        else if (csv)
+            printf("%s,0,,,%.4f,%s,%s\n", variants[k].name, mem[k].total / 1e9, cap,
+                   fits(&mem[k]));
+        else if (p->available)
+            printf("%-20s %12.2f %11.2f %16.3f %5s\n", variants[k].name, p->iteration_ms,
+                   p->exposed_ms, mem[k].total / 1e9, fits(&mem[k]));
+        else
+            printf("%-20s %12s %11s %16.3f %5s  (%s)\n", variants[k].name, "-", "-",
+                   mem[k].total / 1e9, fits(&mem[k]), p->why_not);
+        cp_prediction_free(&res[k]);
+    }
+    if (!csv) {
+        if (best < NVAR)
+            printf("fastest that fits: %s (%.2f ms per iteration)\n", variants[best].name,
+                   res[best].iteration_ms);
+        else
+            printf("fastest that fits: none known (%s)\n",
+                   mem[0].capacity > 0 ? "no framework's model states fit"
+                                       : "the topology gives no GPU memory");
+    }
+    return CP_OK;
+}
