@@ -65,7 +65,8 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
         out->grads = psi * g / n;
         out->optim = psi * K / n;
         out->buffers = o->framework == CP_FW_ZERO3 ? least(cap, psi * g) : 0;
-        out->gathered = cp_sharded_gathered_bytes(p, o);
+        /* a shard of the whole (one GPU to a shard group) is used in place */
+        out->gathered = n > 1 ? cp_sharded_gathered_bytes(p, o) : 0;
         if (out->gathered < 0)
             return cp_fail(e, CP_EINTERNAL, "out of memory");
         break;

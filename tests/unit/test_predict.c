@@ -999,6 +999,11 @@ static void test_one_gpu(void **state)
         assert_near(p.compute_ms, 12.5, 0);
         assert_near(p.exposed_ms, 0, 0);
         assert_near(p.comm_ms, 0, 0);
+        if (o.framework == CP_FW_FSDP) { /* eq. M1: a one-GPU shard is the whole, */
+            cp_mem mem;                  /* nothing gathered: 2 Mi x (4 + 4 + 8) B */
+            assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
+            assert_near(mem.total, 32 * MIB, 1e-6);
+        }
         cp_predictor_free(&pr);
     }
     cp_topo_free(t);
