@@ -126,6 +126,16 @@ static double issue(const cp_predictor *p, cp_strategy s, cp_coll_op op, double 
     return issue_n(p, s, op, bytes, 1, nt, at, stream, out, cap);
 }
 
+/* A micro-batch's forward [start, fwd_end] and backward [fwd_end, end] on
+ * the compute stream, for the timeline chart: 0, or -1 when out of memory. */
+static int micro_spans(cp_prediction *out, double start, double fwd_end, double end)
+{
+    return cp_prediction_span(out, start, fwd_end, CP_SPAN_FORWARD) ||
+                   cp_prediction_span(out, fwd_end, end, CP_SPAN_BACKWARD)
+               ? -1
+               : 0;
+}
+
 /* Eq. Z1, ZeRO-2: reduce-scatter the buckets during backward (every
  * micro-batch's, eq. Z4), step the optimizer on the shard, all-gather the
  * parameters.  *end: the iteration without the optimizer. */
@@ -167,9 +177,7 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
     /* the optimizer steps the shard, then the new parameters are gathered */
     stream = *end + p->comp.optimizer_ms / p->topo->ngpus;
     for (k = 0; k < K; k++)
-        if (cp_prediction_span(out, k * micro, k * micro + p->comp.fwd_total, CP_SPAN_FORWARD) ||
-            cp_prediction_span(out, k * micro + p->comp.fwd_total, (k + 1) * micro,
-                               CP_SPAN_BACKWARD))
+        if (micro_spans(out, k * micro, k * micro + p->comp.fwd_total, (k + 1) * micro))
             return cp_fail(e, CP_EINTERNAL, "out of memory");
     if (cp_prediction_span(out, *end, stream, CP_SPAN_OPTIMIZER))
         return cp_fail(e, CP_EINTERNAL, "out of memory");
@@ -371,10 +379,7 @@ static int fsdp_micro(const fsdp_run *r, fsdp_state *f, double *t, double *strea
         return 1;
     if (reduce_unit(p, s, r->hybrid, r->rootb, r->rootnt, *t, stream, out, n) < 0)
         return 1;
-    return cp_prediction_span(out, first < 0 ? t0 : first, fwd_end, CP_SPAN_FORWARD) ||
-                   cp_prediction_span(out, fwd_end, *t, CP_SPAN_BACKWARD)
-               ? -1
-               : 0;
+    return micro_spans(out, first < 0 ? t0 : first, fwd_end, *t);
 }
 
 /* Eq. Z2, FSDP FULL_SHARD over the wrap policy's units: the root unit (if
@@ -594,10 +599,7 @@ static int zero3_micro(const cp_predictor *p, cp_strategy s, zero3_state *z, dou
     }
     if (issue_in(p, s, CP_OP_REDUCESCATTER, SC_ALL, acc, 1, nt, *t, stream, out, n) < 0)
         return 1;
-    return cp_prediction_span(out, first < 0 ? t0 : first, fwd_end, CP_SPAN_FORWARD) ||
-                   cp_prediction_span(out, fwd_end, *t, CP_SPAN_BACKWARD)
-               ? -1
-               : 0;
+    return micro_spans(out, first < 0 ? t0 : first, fwd_end, *t);
 }
 
 /* Eq. Z5, DeepSpeed ZeRO stage 3 with its defaults: K micro-batches

@@ -6,25 +6,15 @@
 
 #include "out/svg.h"
 
-/* The chart written to memory, as a string the caller frees. */
-static char *render_bars(const cp_bars *c)
+/* The chart (bars, or else the timeline) written to memory, as a string
+ * the caller frees. */
+static char *render(const cp_bars *bars, const cp_gantt *gantt)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    assert_int_equal(cp_svg_bars(c, f), 0);
-    fclose(f);
-    return buf;
-}
-
-static char *render_gantt(const cp_gantt *g)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(cp_svg_gantt(g, f), 0);
+    assert_int_equal(bars ? cp_svg_bars(bars, f) : cp_svg_gantt(gantt, f), 0);
     fclose(f);
     return buf;
 }
@@ -42,7 +32,7 @@ static void test_bars_by_hand(void **state)
     cp_bars c = {"title", "speed-up", 1, cat, 2, ser, val, 1.0};
     char *svg;
     (void)state;
-    svg = render_bars(&c);
+    svg = render(&c, NULL);
     assert_non_null(strstr(svg, "<rect x=\"76\" y=\"220.0\" width=\"10\" height=\"160.0\""));
     assert_non_null(strstr(svg, "<rect x=\"88\" y=\"60.0\" width=\"10\" height=\"320.0\""));
     assert_non_null(strstr(svg, ">0.5</text>"));
@@ -65,7 +55,7 @@ static void test_gantt_by_hand(void **state)
     cp_gantt g = {"t", 2, lanes, 2, legend, 100};
     char *svg;
     (void)state;
-    svg = render_gantt(&g);
+    svg = render(NULL, &g);
     assert_non_null(strstr(svg, "<rect x=\"380.00\" y=\"90\" width=\"190.00\" height=\"22\""));
     assert_non_null(strstr(svg, "<rect x=\"190.00\" y=\"60\" width=\"190.00\" height=\"22\""));
     assert_non_null(strstr(svg, "<rect x=\"646.00\" y=\"90\" width=\"0.50\""));
