@@ -959,6 +959,11 @@ static int nvls_and_hier(build *b)
                   2 * (H - 1) / (H * n), ipk.total, 2 * (b->H - 1), &ipk);
         set_phase(&h->phase[2], "all-gather in each host", (n - 1) / n * Lr, sp, (n - 1) / n,
                   Bi, b->n - 1, &b->intra);
+        { /* the peers as a double binary tree (eq. C6, one GPU a host) */
+            int depth = (int)ceil(log2(H));
+            set_phase(&c->peers_tree, "double binary tree of peers across hosts",
+                      2 * depth * ihop, isp, 2 / n, ipk.total, 2 * depth, &ipk);
+        }
         collnet(b, &ipk, ihop, isp);
         cp_packing_free(&ipk);
     }
@@ -1198,29 +1203,61 @@ double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, c
     return t;
 }
 
+/* A phase run alone as one call on `bytes` under protocol p (LL only when
+ * `ll`); negative when it cannot run p. */
+static double phase_alone_us(const cp_coll *c, const cp_phase *ph, int ll, cp_proto p,
+                             double bytes)
+{
+    double eff = p == CP_PROTO_LL ? CP_LL_EFF : 1;
+    if (p == CP_PROTO_LL && !ll)
+        return -1;
+    return c->launch_us + ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us : 0) +
+           (ph->factor > 0 ? ph->factor * bytes / (eff * ph->bw_gbs * 1e3) : 0);
+}
+
+/* The faster protocol for a phase alone (ties go to Simple, as in
+ * cp_coll_time_proto_us); negative when it cannot run. */
+static double phase_best_us(const cp_coll *c, const cp_phase *ph, int ll, double bytes,
+                            cp_proto *proto)
+{
+    double s = phase_alone_us(c, ph, ll, CP_PROTO_SIMPLE, bytes);
+    double l = phase_alone_us(c, ph, ll, CP_PROTO_LL, bytes);
+    int use_ll = l >= 0 && l < s;
+    if (proto)
+        *proto = use_ll ? CP_PROTO_LL : CP_PROTO_SIMPLE;
+    return use_ll ? l : s;
+}
+
 double cp_coll_phase_us(const cp_coll *c, cp_coll_alg alg, int k, double bytes,
                         cp_proto *proto)
 {
     const cp_alg_cost *a = &c->cost[CP_OP_ALLREDUCE][alg];
-    const cp_phase *ph;
-    double x, best = -1;
-    int p;
     if (!a->available || k < 0 || k >= a->nphases)
         return -1;
-    ph = &a->phase[k];
-    for (p = 0; p < CP_PROTOS; p++) {
-        double eff = p == CP_PROTO_LL ? CP_LL_EFF : 1;
-        if (p == CP_PROTO_LL && !a->ll)
-            continue;
-        x = c->launch_us + ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us : 0) +
-            (ph->factor > 0 ? ph->factor * bytes / (eff * ph->bw_gbs * 1e3) : 0);
-        if (best < 0 || x < best || (x == best && p == CP_PROTO_SIMPLE)) {
-            best = x; /* ties go to Simple, as in cp_coll_time_proto_us */
-            if (proto)
-                *proto = (cp_proto)p;
-        }
+    return phase_best_us(c, &a->phase[k], a->ll, bytes, proto);
+}
+
+double cp_coll_peers_us(const cp_coll *c, double bytes, int tree_ok, cp_proto *proto,
+                        int *tree)
+{
+    const cp_alg_cost *h = &c->cost[CP_OP_ALLREDUCE][CP_ALG_HIER];
+    cp_proto pr = CP_PROTO_SIMPLE, pt;
+    double r, t;
+    if (tree)
+        *tree = 0;
+    if (!h->available || h->nphases < 2)
+        return -1;
+    r = phase_best_us(c, &h->phase[1], h->ll, bytes, &pr);
+    if (tree_ok && c->peers_tree.bw_gbs > 0 &&
+        (t = phase_best_us(c, &c->peers_tree, 1, bytes, &pt)) < r) {
+        r = t;
+        pr = pt;
+        if (tree)
+            *tree = 1;
     }
-    return best;
+    if (proto)
+        *proto = pr;
+    return r;
 }
 
 double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes,

@@ -93,6 +93,9 @@ typedef struct cp_coll {
     cp_alg_cost cost[CP_OPS][CP_ALGS];
     int ring_candidates;  /* rings offered to the packing LP (for explain/bench) */
     cp_topo *window;      /* owned two-host window of a large replica, else NULL */
+    cp_phase peers_tree;  /* several hosts: the all-reduce of every GPU's 1/n shard among
+                           * its peers as a double binary tree (cp_coll_peers_us); the
+                           * ring of peers is hier's phase 1 */
     double *ring_use;     /* one host: [arc] GB/s on each arc per GB/s of packed ring
                            * bandwidth (owned), for the simulator; NULL otherwise */
 } cp_coll;
@@ -140,6 +143,17 @@ double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, d
  * other hosts, all n peer groups at once. */
 double cp_coll_phase_us(const cp_coll *c, cp_coll_alg alg, int k, double bytes,
                         cp_proto *proto);
+
+/* Time in us of the all-reduce of every GPU's 1/n shard of a `bytes`
+ * buffer with its peers, the GPUs of the same local rank on the other
+ * hosts, all n peer groups at once (hybrid sharding's replica all-reduce):
+ * the ring of peers (hier's phase 1), or when `tree_ok` the faster of it
+ * and a double binary tree among the peers (eq. C6 with one GPU a host:
+ * 2 ceil(log2 H) hops instead of 2(H-1), two network bytes per byte), as
+ * NCCL's tuner picks.  *proto and *tree (1 when the tree won) when not
+ * NULL; negative with one host. */
+double cp_coll_peers_us(const cp_coll *c, double bytes, int tree_ok, cp_proto *proto,
+                        int *tree);
 
 /* The same without the protocol. */
 double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes);

@@ -38,11 +38,9 @@ static const char *const how_names[2][CP_ALGS] = {
  * (hybrid sharding's all-reduce of each shard). */
 typedef enum scope { SC_ALL, SC_HOST, SC_PEERS } scope;
 
-/* What the timeline calls the in-host and peer operations, by algorithm. */
-static const char *scoped_name(cp_coll_op op, scope sc, cp_coll_alg alg)
+/* What the timeline calls the in-host operations, by algorithm. */
+static const char *scoped_name(cp_coll_op op, cp_coll_alg alg)
 {
-    if (sc == SC_PEERS)
-        return "allreduce/peers";
     if (op == CP_OP_REDUCESCATTER)
         return alg == CP_ALG_NVLS ? "reducescatter/host-nvls" : "reducescatter/host-ring";
     return alg == CP_ALG_NVLS ? "allgather/host-nvls" : "allgather/host-ring";
@@ -52,13 +50,14 @@ static const char *scoped_name(cp_coll_op op, scope sc, cp_coll_alg alg)
  * s cannot run it.  In a host, ring is the hierarchical scheme's in-host
  * ring (phase 0 reduces, phase 2 gathers), auto and best also NVLS's
  * in-host phase where the switches reduce; among peers, its ring of peers
- * (phase 1).  *how and *proto name what ran. */
+ * (phase 1), auto and best also a tree of peers (cp_coll_peers_us).  *how
+ * and *proto name what ran. */
 static double scoped_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, scope sc,
                         double bytes, const char **how, const char **proto)
 {
     cp_coll_alg alg = CP_ALG_HIER;
     cp_proto pr = CP_PROTO_SIMPLE, pn;
-    int k = sc == SC_PEERS ? 1 : op == CP_OP_REDUCESCATTER ? 0 : 2;
+    int k = op == CP_OP_REDUCESCATTER ? 0 : 2; /* hier's in-host phases */
     double us, nv;
     if (sc == SC_ALL) {
         us = cp_strategy_coll_ms(p, s, op, bytes, &alg, proto);
@@ -67,6 +66,13 @@ static double scoped_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, sco
     }
     if (s != CP_S_RING && s != CP_S_AUTO && s != CP_S_BEST)
         return -1;
+    if (sc == SC_PEERS) { /* ring of peers; auto and best: or NCCL's tree */
+        int tree = 0;
+        us = cp_coll_peers_us(&p->coll, bytes, s != CP_S_RING, &pr, &tree);
+        *how = tree ? "allreduce/peers-tree" : "allreduce/peers";
+        *proto = cp_proto_name(pr);
+        return us < 0 ? -1 : us / 1e3;
+    }
     us = cp_coll_phase_us(&p->coll, CP_ALG_HIER, k, bytes, &pr);
     if (sc == SC_HOST && s != CP_S_RING &&
         (nv = cp_coll_phase_us(&p->coll, CP_ALG_NVLS, k, bytes, &pn)) >= 0 &&
@@ -75,7 +81,7 @@ static double scoped_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, sco
         pr = pn;
         alg = CP_ALG_NVLS;
     }
-    *how = scoped_name(op, sc, alg);
+    *how = scoped_name(op, alg);
     *proto = cp_proto_name(pr);
     return us < 0 ? -1 : us / 1e3;
 }

@@ -122,6 +122,7 @@ static void test_two_host_hierarchical(void **state)
     cp_topo *one = test_nvlink_pair_nic(), *two;
     cp_coll c;
     cp_proto pr;
+    int tree = -1;
     (void)state;
     build_hosts(one, 2, &two, &c);
     assert_int_equal(c.nranks, 4);
@@ -137,6 +138,25 @@ static void test_two_host_hierarchical(void **state)
     assert_near(cp_coll_phase_us(&c, CP_ALG_HIER, 2, S, NULL), 1001.0, 1e-6);
     assert_true(cp_coll_phase_us(&c, CP_ALG_HIER, 3, S, NULL) < 0);
     assert_true(cp_coll_phase_us(&c, CP_ALG_NVLS, 0, S, NULL) < 0);
+    /* the peers as a tree: on two hosts one hop each way, like the ring's
+     * 12 us, but two network bytes per byte of the S/n shard (2/n = 1 per
+     * byte of buffer) against the ring's 2(H-1)/(H n) = 0.5: 12 + 1e8 /
+     * 5e3 = 20012 us; the ring's 10012 wins */
+    assert_near(cp_coll_peers_us(&c, S, 1, NULL, &tree), 10012.0, 1e-6);
+    assert_int_equal(tree, 0);
+    cp_coll_free(&c);
+    cp_topo_free(two);
+    /* Four hosts: the ring of peers 2(H-1) = 6 hops of 6 us and 2(H-1)/(H n)
+     * = 0.75 bytes per byte, 36 + 0.75 S / 5e3 us; the tree 2 ceil(log2 4) =
+     * 4 hops, 24 + S / 5e3.  At S = 1e5: ring 36 + 15 = 51, tree 24 + 20 =
+     * 44, the tree wins; at 1e6: ring 186, tree 224, the ring.  Without the
+     * tree (ring only) 51. */
+    build_hosts(one, 4, &two, &c);
+    assert_near(cp_coll_peers_us(&c, 1e5, 1, NULL, &tree), 44.0, 1e-6);
+    assert_int_equal(tree, 1);
+    assert_near(cp_coll_peers_us(&c, 1e5, 0, NULL, &tree), 51.0, 1e-6);
+    assert_near(cp_coll_peers_us(&c, 1e6, 1, NULL, &tree), 186.0, 1e-6);
+    assert_int_equal(tree, 0);
     /* auto never picks hier (NCCL has no such algorithm) */
     assert_int_not_equal(cp_coll_best(&c, CP_OP_ALLREDUCE, S, NULL), CP_ALG_HIER);
     /* no reducing network switch: no CollNet */
