@@ -423,9 +423,11 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
             if (end < tick)
                 end = tick;
             add_run(out, nt + 1, bytes, count, rmax, end, end + d, how, proto);
-            /* a gradient waiting for the cycle is Horovod's coordination:
-             * counted as communication, so that exposed <= comm holds */
-            out->comm_ms += d + (end - rmax);
+            /* the wait of the buffer's last gradient for this cycle is
+             * Horovod's coordination: counted as communication (the stream
+             * idles after backward only until a cycle, so exposed <= comm
+             * holds); waiting behind earlier buffers on the stream is not */
+            out->comm_ms += d + (tick - rmax);
             end += d;
         }
         *finish = end;

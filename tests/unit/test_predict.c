@@ -1068,6 +1068,14 @@ static void test_horovod_fusion(void **state)
     o.fusion_mb = 6; /* 4 + 4 > 6: two buffers */
     assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
     assert_int_equal(p.nruns, 2);
+    /* both issued on the cycle at 20 ms, when both are ready: no wait for a
+     * cycle; each lone tensor is scaled in place (one pass, 2 x 4194304 B /
+     * 900e6 B/ms); the second's wait behind the first is queueing, not
+     * communication */
+    assert_near(p.runs[1].start_ms, p.runs[0].finish_ms, 1e-9);
+    assert_near(p.comm_ms, 2 * (cp_coll_time_us(&pr.coll, CP_OP_ALLREDUCE, CP_ALG_RING,
+                                                 4.0 * MIB) / 1e3 + 2 * 4194304.0 / 900e6),
+                1e-9);
     cp_prediction_free(&p);
     cp_predictor_free(&pr);
     cp_topo_free(t);
