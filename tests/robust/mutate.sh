@@ -29,7 +29,8 @@ set -u
 DEFAULT_CMDS='info -m @M@
 info -t @T@
 collective -t @T@ -b 1M -e 1M
-predict -m @M@ -t @T@'
+predict -m @M@ -t @T@
+predict -m @M@ -t @T@ --compute-ms 100 --frameworks'
 CMDS=${CMDS:-$DEFAULT_CMDS}
 
 BIN=${BIN:-build/asan/coarse-plan}
