@@ -78,6 +78,8 @@ static const char help[] =
     "      --optimizer O       adam (or adamw; default) or sgd (with momentum): the\n"
     "                          optimizer states of the memory line (model states per\n"
     "                          GPU: weights, gradients, optimizer, buffers)\n"
+    "      --activation-gb A   activations of one micro-batch on one GPU (GB, as\n"
+    "                          measured), added to the memory line's model states\n"
     "      --jitter CV         stragglers: one GPU's compute time varies from step to\n"
     "                          step with this coefficient of variation (e.g. 0.02);\n"
     "                          every step waits for the slowest GPU (default 0)\n"
@@ -107,7 +109,7 @@ static const char help[] =
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
-       OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM, OPT_FRAMEWORKS };
+       OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM, OPT_FRAMEWORKS, OPT_ACT };
 
 typedef struct opts {
     const char *model, *topo;
@@ -177,6 +179,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"timeline-svg", required_argument, NULL, OPT_TSVG},
         {"optimizer", required_argument, NULL, OPT_OPTIM},
         {"frameworks", no_argument, NULL, OPT_FRAMEWORKS},
+        {"activation-gb", required_argument, NULL, OPT_ACT},
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
         CLI_MODEL_LONGOPTS,
         {"what-if", no_argument, NULL, OPT_WHATIF},
@@ -212,6 +215,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_TIMELINE: o->timeline = 1; break;
         case OPT_TSVG: o->svg = optarg; break;
         case OPT_FRAMEWORKS: o->frameworks = 1; break;
+        case OPT_ACT:
+            rc = cli_parse_positive("predict", "--activation-gb", optarg, 1e6, &o->p.activation_gb);
+            break;
         case OPT_OPTIM:
             if (strcmp(optarg, "adam") == 0 || strcmp(optarg, "adamw") == 0)
                 o->p.optimizer = CP_OPT_ADAM;
@@ -299,16 +305,18 @@ static void print_memory(const opts *o, const cp_mem *m)
 {
     printf("# model states per GPU: %.3f GB (weights %.3f, gradients %.3f, %s %.3f, "
            "buffers %.3f",
-           m->total / 1e9, m->weights / 1e9, m->grads / 1e9,
+           m->states / 1e9, m->weights / 1e9, m->grads / 1e9,
            o->p.optimizer == CP_OPT_SGD ? "SGD momentum" : "Adam", m->optim / 1e9,
            m->buffers / 1e9);
     if (cp_framework_sharded(o->p.framework) && o->p.framework != CP_FW_ZERO2)
         printf(", gathered %.3f", m->gathered / 1e9);
     printf(")");
+    if (m->activations > 0)
+        printf(" + %.3f GB of activations", m->activations / 1e9);
     if (m->capacity > 0)
         printf(" of %.1f GB%s", m->capacity / 1e9,
                m->total > m->capacity ? ": does not fit" : "");
-    printf("; activations not counted\n");
+    printf(m->activations > 0 ? "\n" : "; activations not counted\n");
 }
 
 static void print_table(const opts *o, const cp_predictor *pr, const cp_prediction *res,
@@ -349,7 +357,10 @@ static int print_json(const opts *o, const cp_predictor *pr, const cp_prediction
     json_object_set_new(root, "model", json_string(pr->model->name));
     json_object_set_new(root, "topology", json_string(pr->topo->name));
     json_object_set_new(root, "gpus", json_integer(pr->topo->ngpus));
-    json_object_set_new(root, "model_states_gb", cli_real(mem->total / 1e9, 4));
+    json_object_set_new(root, "model_states_gb", cli_real(mem->states / 1e9, 4));
+    json_object_set_new(root, "activations_gb", mem->activations > 0
+                                                    ? cli_real(mem->activations / 1e9, 4)
+                                                    : json_null());
     json_object_set_new(root, "gpu_memory_gb",
                         mem->capacity > 0 ? cli_real(mem->capacity / 1e9, 2) : json_null());
     for (k = 0; k < o->nlist; k++) {

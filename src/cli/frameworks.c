@@ -70,11 +70,13 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
         printf("framework,available,iteration_ms,exposed_comm_ms,model_states_gb,"
                "gpu_memory_gb,fits\n");
     else
-        printf("# frameworks: %s on %s (%d GPUs), strategy %s; model states per GPU, "
-               "activations not counted (eq. M1)\n"
+        printf("# frameworks: %s on %s (%d GPUs), strategy %s; model states per GPU "
+               "(eq. M1), %s\n"
                "%-20s %12s %11s %16s %5s\n",
-               m->name, t->name, t->ngpus, cp_strategy_name(s), "framework", "iteration_ms",
-               "exposed_ms", "model_states_gb", "fits");
+               m->name, t->name, t->ngpus, cp_strategy_name(s),
+               base->activation_gb > 0 ? "fits with the activations given"
+                                       : "activations not counted",
+               "framework", "iteration_ms", "exposed_ms", "model_states_gb", "fits");
     for (k = 0; k < NVAR; k++) {
         const cp_prediction *p = &res[k];
         char cap[32] = ""; /* empty when the topology does not say */
@@ -82,16 +84,16 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
             snprintf(cap, sizeof cap, "%.2f", mem[k].capacity / 1e9);
         if (csv && p->available)
             printf("%s,1,%.4f,%.4f,%.4f,%s,%s\n", variants[k].name, p->iteration_ms,
-                   p->exposed_ms, mem[k].total / 1e9, cap, fits(&mem[k]));
+                   p->exposed_ms, mem[k].states / 1e9, cap, fits(&mem[k]));
         else if (csv)
-            printf("%s,0,,,%.4f,%s,%s\n", variants[k].name, mem[k].total / 1e9, cap,
+            printf("%s,0,,,%.4f,%s,%s\n", variants[k].name, mem[k].states / 1e9, cap,
                    fits(&mem[k]));
         else if (p->available)
             printf("%-20s %12.2f %11.2f %16.3f %5s\n", variants[k].name, p->iteration_ms,
-                   p->exposed_ms, mem[k].total / 1e9, fits(&mem[k]));
+                   p->exposed_ms, mem[k].states / 1e9, fits(&mem[k]));
         else
             printf("%-20s %12s %11s %16.3f %5s  (%s)\n", variants[k].name, "-", "-",
-                   mem[k].total / 1e9, fits(&mem[k]), p->why_not);
+                   mem[k].states / 1e9, fits(&mem[k]), p->why_not);
         cp_prediction_free(&res[k]);
     }
     if (!csv) {

@@ -71,6 +71,8 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
             return cp_fail(e, CP_EINTERNAL, "out of memory");
         break;
     }
-    out->total = out->weights + out->grads + out->optim + out->buffers + out->gathered;
+    out->states = out->weights + out->grads + out->optim + out->buffers + out->gathered;
+    out->activations = o->activation_gb > 0 ? o->activation_gb * 1e9 : 0;
+    out->total = out->states + out->activations;
     return CP_OK;
 }

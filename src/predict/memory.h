@@ -9,8 +9,10 @@
  * under mixed precision (gradients narrower than 4 bytes), an fp32 master
  * copy (4 more), K = 12; SGD with momentum one moment (4, or 8 with the
  * master copy).  Activations depend on the batch and sequence length the
- * model file does not give, and are not counted: the figure is a floor on
- * what a job needs, which tells whether a configuration cannot fit.
+ * model file does not give: they are counted only when the user gives
+ * them (--activation-gb, measured on one GPU), otherwise the figure is a
+ * floor on what a job needs, which tells whether a configuration cannot
+ * fit.
  *
  * Ownership: nothing is allocated that outlives a call.
  */
@@ -25,7 +27,9 @@ typedef struct cp_mem {
     double optim;     /* optimizer states (or their shard) */
     double buffers;   /* DDP buckets, Horovod's fusion buffer, DeepSpeed's reduce bucket */
     double gathered;  /* parameters and gradients held whole beyond the shard (FSDP, ZeRO-3) */
-    double total;
+    double states;    /* the five above */
+    double activations; /* what the user gave (o->activation_gb), 0 unknown */
+    double total;     /* states + activations */
     double capacity;  /* the GPU's memory, bytes (its capacity_gb); 0 unknown */
 } cp_mem;
 

@@ -72,6 +72,8 @@ typedef struct cp_predict_opts {
                                 (eq. Z3) */
     int optimizer;           /* CP_OPT_ADAM (default) or CP_OPT_SGD: the optimizer states
                                 of the memory figure (memory.h) */
+    double activation_gb;    /* activations of one micro-batch on one GPU, GB, as the
+                                user measured them; 0 unknown (memory.h) */
 } cp_predict_opts;
 
 /* Optimizers, for their states (eq. M1). */

@@ -52,6 +52,7 @@ trap 'rm -rf "$tmp"' EXIT
     echo "0 predict -m models/gpt2-medium.json -t topologies/dgx1-v100.json --framework zero3 --optimizer sgd --json"
     echo "2 predict -m models/gpt2.json -t topologies/dgx-a100.json --optimizer lamb"
     echo "0 predict -m models/bert-large.json -t topologies/aws-p3dn.json --hosts 2 --frameworks"
+    echo "0 predict -m models/bert-large.json -t topologies/dgx1-v100.json --activation-gb 12 --json"
     echo "0 collective -t topologies/aws-p3dn.json --hosts 2 --explain"
     echo "0 predict -m models/resnet50.json -t topologies/dgx1-v100.json --gpus 4 --compute-ms 300"
     echo "0 info -t tests/data/good/topo/two-hosts.json --gpus 1"

@@ -584,6 +584,10 @@ static void test_model_states_by_hand(void **state)
         if (fabs(mem.total - cases[i].want) > 1e-6)
             fail_msg("case %zu: %.0f B, want %.0f", i, mem.total, cases[i].want);
         assert_near(mem.capacity, 0, 0); /* the square gives no GPU memory */
+        c.o.activation_gb = 0.5; /* given activations add to the states, whatever they are */
+        assert_int_equal(cp_model_states(&c.pr, &c.o, &mem, &e), CP_OK);
+        assert_near(mem.states, cases[i].want, 1e-6);
+        assert_near(mem.total, cases[i].want + 0.5e9, 1e-6);
         square_close(&c);
     }
 }
