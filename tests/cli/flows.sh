@@ -2,7 +2,8 @@
 # flows.sh - end-to-end flows that span several commands: plan -> check ->
 # simulate -> the runtime example, model verification, atomic output (and
 # output onto FIFOs and directories),
-# import smi-topo -> check, and import hf-config -> check / predict.
+# import smi-topo -> check, import hf-config -> check / predict, and the
+# timeline chart against the timeline.
 # Assertions are on exit codes and on words the commands promise, not on
 # computed numbers (the unit suites check those against hand derivations).
 #
@@ -133,6 +134,24 @@ if "$BIN" compare -m models/resnet50.json -t topologies/dgx1-v100.json -o "$tmp/
 elif grep -q 'it is a directory' "$tmp/err" && [ -z "$(ls -A "$tmp/adir")" ]; then
     ok "compare -o DIRECTORY refused, nothing written"
 else bad "compare -o DIRECTORY: $(cat "$tmp/err")"; fi
+
+# 11. predict --timeline-svg draws one bar per compute span and per
+#     communication run: FSDP hybrid on two hosts of the pair (the case
+#     predict-fsdp-hybrid) has 3 operations (the --timeline rows) and two
+#     spans (forward, backward; no optimizer time); with the background and
+#     the eight legend swatches the chart holds 1 + 8 + 2 + 3 = 14 rects, and
+#     it is a whole SVG document
+hyb="-m tests/cases/predict-scaling/model.json -t tests/cases/predict-fsdp-hybrid/pair.json \
+ --hosts 2 --compute-ms 30 -s ring --framework fsdp --fsdp-sharding hybrid"
+# shellcheck disable=SC2086
+"$BIN" predict $hyb --timeline-svg "$tmp/t.svg" >/dev/null 2>"$tmp/err"
+st=$?
+# shellcheck disable=SC2086
+runs=$("$BIN" predict $hyb --timeline | tail -n +2 | wc -l)
+if [ "$st" -eq 0 ] && [ "$runs" -eq 3 ] && [ "$(grep -c '<rect' "$tmp/t.svg")" -eq 14 ] &&
+    tail -1 "$tmp/t.svg" | grep -q '^</svg>$'; then
+    ok "predict --timeline-svg: one bar per span and per operation"
+else bad "predict --timeline-svg (exit $st, $runs runs): $(cat "$tmp/err")"; fi
 
 [ "$fail" -eq 0 ] && echo "flows: all passed"
 exit "$fail"
