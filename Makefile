@@ -199,7 +199,8 @@ fuzz-build: deps-fuzz
 	    SAN="$(HARD_FUZZ_SAN)" CFLAGS=-Wno-error $(HARD_FUZZ_DIR)/libcoarse.a
 	@$(MAKE) --no-print-directory $(HARD_FUZZ_BIN)
 
-$(HARD_FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(HARD_FUZZ_DIR)/libcoarse.a
+$(HARD_FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/fuzz_import.h \
+    $(HARD_FUZZ_DIR)/libcoarse.a
 	$(HARD_FUZZ_CC) $(CSTD) -O1 -g $(WARN) -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -fno-omit-frame-pointer $(CPPFLAGS) -Itests/fuzz \
 	    -o $@ $< $(HARD_FUZZ_DIR)/libcoarse.a $(LDLIBS)

@@ -42,8 +42,9 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
 {
     cp_prediction res[NVAR];
     cp_mem mem[NVAR];
+    cp_predictor first; /* variant 0's, whose collective model the others borrow */
     size_t k, best = NVAR;
-    int rc = CP_OK;
+    int rc = CP_OK, have_first = 0;
     memset(res, 0, sizeof res);
     for (k = 0; k < NVAR && rc == CP_OK; k++) {
         cp_predict_opts o = *base;
@@ -53,17 +54,22 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
         o.comm_hook = o.framework == CP_FW_DDP ? base->comm_hook : 0;
         if (!bucket_given && (o.framework == CP_FW_ZERO2 || o.framework == CP_FW_ZERO3))
             o.bucket_mb = 0; /* DeepSpeed's reduce_bucket_size */
-        if ((rc = cp_predictor_init(&pr, m, t, &o, e)))
+        cp_predictor *use = have_first ? &pr : &first;
+        if ((rc = cp_predictor_init_like(use, m, t, &o, have_first ? &first : NULL, e)))
             break;
-        rc = cp_predict_any(&pr, s, &o, 0, 0, &res[k], e);
+        rc = cp_predict_any(use, s, &o, 0, 0, &res[k], e);
         if (rc == CP_OK)
-            rc = cp_model_states(&pr, &o, &mem[k], e);
-        cp_predictor_free(&pr);
+            rc = cp_model_states(use, &o, &mem[k], e);
+        if (have_first)
+            cp_predictor_free(&pr);
+        have_first = 1;
         if (rc == CP_OK && res[k].available && mem[k].capacity > 0 &&
             mem[k].total <= mem[k].capacity &&
             (best == NVAR || res[k].iteration_ms < res[best].iteration_ms - 1e-9))
             best = k;
     }
+    if (have_first)
+        cp_predictor_free(&first);
     if (rc)
         return rc;
     if (csv)

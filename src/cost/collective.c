@@ -1177,27 +1177,50 @@ const char *cp_proto_name(cp_proto p)
     return p == CP_PROTO_LL ? "LL" : "Simple";
 }
 
+/* Time in us to move `factor` bytes per byte of a `bytes` buffer at bw
+ * GB/s under protocol p (LL carries half its bytes as flags); a phase that
+ * moves nothing (one GPU a host) costs nothing. */
+static double move_us(double factor, double bw, cp_proto p, double bytes)
+{
+    double eff = p == CP_PROTO_LL ? CP_LL_EFF : 1;
+    return factor > 0 ? factor * bytes / (eff * bw * 1e3) : 0; /* GB/s -> bytes/us */
+}
+
+/* A phase's latency under protocol p: Simple adds its per-step cost. */
+static double fixed_us(const cp_phase *ph, cp_proto p)
+{
+    return ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us : 0);
+}
+
+/* The faster of a call's Simple and LL times (ll < 0: LL cannot run); ties
+ * go to Simple: uncalibrated, LL never wins.  Its protocol to *proto. */
+static double faster(double simple, double ll, cp_proto *proto)
+{
+    int use_ll = ll >= 0 && ll < simple;
+    if (proto)
+        *proto = use_ll ? CP_PROTO_LL : CP_PROTO_SIMPLE;
+    return use_ll ? ll : simple;
+}
+
 double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, cp_proto p,
                              double bytes)
 {
     const cp_alg_cost *a = &c->cost[op][alg];
-    double t = c->launch_us, eff = p == CP_PROTO_LL ? CP_LL_EFF : 1, net = 0;
+    double t = c->launch_us, net = 0;
     int k;
     if (!a->available || (p == CP_PROTO_LL && !a->ll))
         return -1;
     for (k = 0; k < a->nphases; k++) {
         const cp_phase *ph = &a->phase[k];
-        /* GB/s -> bytes/us; a phase that moves nothing (one GPU a host) costs nothing */
-        double x = ph->factor > 0 ? ph->factor * bytes / (eff * ph->bw_gbs * 1e3) : 0;
-        t += ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us : 0);
+        double x = move_us(ph->factor, ph->bw_gbs, p, bytes);
+        t += fixed_us(ph, p);
         if (!a->pipelined)
             t += x;
         else if (k == 1)
             net = x;
     }
     if (a->pipelined) { /* the hosts' phases together, overlapped by the network's */
-        double host = a->pipe_factor > 0 ? a->pipe_factor * bytes / (eff * a->pipe_bw * 1e3)
-                                         : 0;
+        double host = move_us(a->pipe_factor, a->pipe_bw, p, bytes);
         t += host > net ? host : net;
     }
     return t;
@@ -1208,24 +1231,17 @@ double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, c
 static double phase_alone_us(const cp_coll *c, const cp_phase *ph, int ll, cp_proto p,
                              double bytes)
 {
-    double eff = p == CP_PROTO_LL ? CP_LL_EFF : 1;
     if (p == CP_PROTO_LL && !ll)
         return -1;
-    return c->launch_us + ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us : 0) +
-           (ph->factor > 0 ? ph->factor * bytes / (eff * ph->bw_gbs * 1e3) : 0);
+    return c->launch_us + fixed_us(ph, p) + move_us(ph->factor, ph->bw_gbs, p, bytes);
 }
 
-/* The faster protocol for a phase alone (ties go to Simple, as in
- * cp_coll_time_proto_us); negative when it cannot run. */
+/* The faster protocol for a phase alone; negative when it cannot run. */
 static double phase_best_us(const cp_coll *c, const cp_phase *ph, int ll, double bytes,
                             cp_proto *proto)
 {
-    double s = phase_alone_us(c, ph, ll, CP_PROTO_SIMPLE, bytes);
-    double l = phase_alone_us(c, ph, ll, CP_PROTO_LL, bytes);
-    int use_ll = l >= 0 && l < s;
-    if (proto)
-        *proto = use_ll ? CP_PROTO_LL : CP_PROTO_SIMPLE;
-    return use_ll ? l : s;
+    return faster(phase_alone_us(c, ph, ll, CP_PROTO_SIMPLE, bytes),
+                  phase_alone_us(c, ph, ll, CP_PROTO_LL, bytes), proto);
 }
 
 double cp_coll_phase_us(const cp_coll *c, cp_coll_alg alg, int k, double bytes,
@@ -1263,12 +1279,8 @@ double cp_coll_peers_us(const cp_coll *c, double bytes, int tree_ok, cp_proto *p
 double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes,
                              cp_proto *proto)
 {
-    double s = cp_coll_proto_time_us(c, op, alg, CP_PROTO_SIMPLE, bytes);
-    double l = cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL, bytes);
-    int ll = l >= 0 && l < s; /* ties go to Simple: uncalibrated, LL never wins */
-    if (proto)
-        *proto = ll ? CP_PROTO_LL : CP_PROTO_SIMPLE;
-    return ll ? l : s;
+    return faster(cp_coll_proto_time_us(c, op, alg, CP_PROTO_SIMPLE, bytes),
+                  cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL, bytes), proto);
 }
 
 double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes)

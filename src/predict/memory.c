@@ -7,10 +7,7 @@
 #include "predict/memory.h"
 #include "predict/sharded.h"
 
-#define MIB 1048576.0
-
-/* DeepSpeed's reduce_bucket_size default, elements (as sharded.c). */
-#define ZERO_BUCKET_ELEMS 5e8
+#define MIB CP_MIB
 
 double cp_optimizer_bytes(int optimizer, int grad_bytes)
 {
@@ -29,7 +26,7 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
     const cp_model *m = p->model;
     double psi = 0, g = p->elem_bytes; /* bytes of a weight and of a gradient alike */
     double K = cp_optimizer_bytes(o->optimizer, p->elem_bytes), n;
-    double cap = o->bucket_mb > 0 ? o->bucket_mb * MIB : ZERO_BUCKET_ELEMS * g;
+    double cap = cp_zero_bucket_bytes(p, o);
     int k;
     memset(out, 0, sizeof *out);
     for (k = 0; k < m->ntensors; k++)

@@ -13,8 +13,7 @@
 static const char *const strategy_names[CP_STRATEGIES] = {
     "ring", "tree", "auto", "hier", "collnet", "ps", "proxy", "coarse", "best"};
 
-/* MiB, as PyTorch's bucket_cap_mb and Horovod's fusion threshold count. */
-#define MIB 1048576.0
+#define MIB CP_MIB
 
 const char *cp_strategy_name(cp_strategy s)
 {
@@ -157,6 +156,12 @@ int cp_prediction_ddp_spans(const cp_predictor *p, cp_prediction *out)
 int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
                       const cp_predict_opts *o, cp_err *e)
 {
+    return cp_predictor_init_like(p, m, t, o, NULL, e);
+}
+
+int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
+                           const cp_predict_opts *o, const cp_predictor *like, cp_err *e)
+{
     double compute_ms = o->compute_ms, micro_ms;
     int rc;
     memset(p, 0, sizeof *p);
@@ -189,6 +194,10 @@ int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
         p->copy_ms = pass + p->copy_out_ms;
     }
     cp_compute_accumulate(&p->comp, o->accum_steps, micro_ms);
+    if (like) { /* the same machine's collective model, borrowed (have_coll 0) */
+        p->coll = like->coll;
+        return CP_OK;
+    }
     rc = cp_coll_build(t, 1, &p->coll, e);
     if (rc) {
         /* whole-machine refusals (too many GPUs on a host) are the topology's */

@@ -94,6 +94,14 @@ typedef struct cp_predict_opts {
 #define CP_WRAP_LAYER (-1.0)
 #define CP_WRAP_BLOCK (-2.0)
 
+/* MiB, as PyTorch's bucket_cap_mb, Horovod's fusion threshold and the
+ * options in MiB count. */
+#define CP_MIB 1048576.0
+
+/* DeepSpeed's reduce_bucket_size and allgather_bucket_size default, in
+ * elements (deepspeed/runtime/zero/config.py). */
+#define CP_ZERO_BUCKET_ELEMS 5e8
+
 /* Defaults: DDP, 25 MiB buckets, 1 MiB first bucket, Horovod 64 MiB / 5 ms,
  * no gradient accumulation, gradients copied into and out of DDP buckets. */
 void cp_predict_opts_default(cp_predict_opts *o);
@@ -182,6 +190,13 @@ double cp_expected_max_normal(int n);
 
 int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
                       const cp_predict_opts *o, cp_err *e);
+/* The same, borrowing `like`'s collective model instead of building it
+ * again (like: a predictor of the same topology, which must outlive p;
+ * NULL builds it): the model does not depend on the framework or the
+ * compute, so comparing frameworks builds it once. */
+int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
+                           const cp_predict_opts *o, const cp_predictor *like, cp_err *e);
+
 void cp_predictor_free(cp_predictor *p);
 
 /* Time in ms of one collective `op` of `bytes` (the whole buffer) under

@@ -9,11 +9,7 @@
 
 #include "predict/sharded.h"
 
-#define MIB 1048576.0
-
-/* DeepSpeed's reduce_bucket_size and allgather_bucket_size default, in
- * elements (deepspeed/runtime/zero/config.py). */
-#define ZERO_BUCKET_ELEMS 5e8
+#define MIB CP_MIB
 
 /* DeepSpeed ZeRO-3's defaults, in parameters (elements):
  * stage3_prefetch_bucket_size, stage3_param_persistence_threshold and
@@ -24,6 +20,23 @@
 
 /* Operations a timeline may hold before it is refused (a few hundred MB). */
 #define MAX_RUNS (1 << 22)
+
+/* Room for the timeline of K micro-batches of up to `per` operations plus
+ * `extra` (when keep): CP_OK, CP_EINPUT when it would pass MAX_RUNS, or
+ * CP_EINTERNAL out of memory.  *cap is the room, kept or not. */
+static int alloc_runs(cp_prediction *out, int keep, double per, int K, double extra, int *cap,
+                      cp_err *e)
+{
+    *cap = (int)(per * K + extra);
+    if (!keep)
+        return CP_OK;
+    if (per * K + extra > MAX_RUNS)
+        return cp_fail(e, CP_EINPUT, "a timeline of %d micro-batches of up to %.0f operations "
+                       "is too long to print: use fewer --accum-steps", K, per);
+    if (!(out->runs = calloc((size_t)*cap, sizeof *out->runs)))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    return CP_OK;
+}
 
 /* What the timeline calls each operation: the op and its algorithm. */
 static const char *const how_names[2][CP_ALGS] = {
@@ -132,6 +145,11 @@ static double issue(const cp_predictor *p, cp_strategy s, cp_coll_op op, double 
     return issue_n(p, s, op, bytes, 1, nt, at, stream, out, cap);
 }
 
+double cp_zero_bucket_bytes(const cp_predictor *p, const cp_predict_opts *o)
+{
+    return o->bucket_mb > 0 ? o->bucket_mb * MIB : CP_ZERO_BUCKET_ELEMS * p->elem_bytes;
+}
+
 /* A micro-batch's forward [start, fwd_end] and backward [fwd_end, end] on
  * the compute stream, for the timeline chart: 0, or -1 when out of memory. */
 static int micro_spans(cp_prediction *out, double start, double fwd_end, double end)
@@ -149,7 +167,7 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
                      cp_prediction *out, double *end, cp_err *e)
 {
     cp_buckets bk;
-    double cap = o->bucket_mb > 0 ? o->bucket_mb * MIB : ZERO_BUCKET_ELEMS * p->elem_bytes;
+    double cap = cp_zero_bucket_bytes(p, o);
     double stream = 0, total = 0, full, micro = p->comp.fwd_total + p->comp.bwd_total;
     int i, k, n, K = o->accum_steps > 1 ? o->accum_steps : 1;
     int rc = cp_buckets_ddp(p->model, &p->comp, p->elem_bytes, cap, cap, &bk, e);
@@ -157,15 +175,10 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
         return rc;
     for (i = 0; i < bk.n; i++)
         total += bk.b[i].bytes;
-    if (keep && (double)bk.n * K + 2 > MAX_RUNS) {
+    /* reduce-scatters, then the full all-gathers and the rest */
+    if ((rc = alloc_runs(out, keep, bk.n, K, 2, &n, e))) {
         cp_buckets_free(&bk);
-        return cp_fail(e, CP_EINPUT, "a timeline of %d micro-batches of %d buckets is too "
-                       "long to print: use fewer --accum-steps", K, bk.n);
-    }
-    n = bk.n * K + 2; /* reduce-scatters, then the full all-gathers and the rest */
-    if (keep && !(out->runs = calloc((size_t)n, sizeof *out->runs))) {
-        cp_buckets_free(&bk);
-        return cp_fail(e, CP_EINTERNAL, "out of memory");
+        return rc;
     }
     /* eq. Z4: every micro-batch reduce-scatters its buckets; the bucket
      * times are the last micro-batch's, k earlier ones k x micro before */
@@ -415,11 +428,9 @@ static int run_fsdp(const cp_predictor *p, cp_strategy s, const cp_predict_opts 
     r.out = out;
     r.hybrid = (o->fsdp_sharding & CP_SHARD_HYBRID) && p->topo->nhosts > 1;
     r.keep_params = o->fsdp_sharding & CP_SHARD_GRAD_OP;
-    if (keep && per * K > MAX_RUNS)
-        return cp_fail(e, CP_EINPUT, "a timeline of %d micro-batches of up to %.0f operations "
-                       "is too long to print: use fewer --accum-steps", K, per);
-    r.cap = (int)(per * K);
-    if (!fsdp_alloc(&f, L) || (keep && !(out->runs = calloc((size_t)r.cap, sizeof *out->runs)))) {
+    if ((rc = alloc_runs(out, keep, per, K, 0, &r.cap, e)))
+        return rc;
+    if (!fsdp_alloc(&f, L)) {
         fsdp_free(&f);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
@@ -614,28 +625,26 @@ static int zero3_micro(const cp_predictor *p, cp_strategy s, zero3_state *z, dou
 static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o, int keep,
                      cp_prediction *out, double *end, cp_err *e)
 {
-    double cap = o->bucket_mb > 0 ? o->bucket_mb * MIB : ZERO_BUCKET_ELEMS * p->elem_bytes;
+    double cap = cp_zero_bucket_bytes(p, o);
     double opt = p->comp.optimizer_ms / p->topo->ngpus, t = 0, stream = 0;
     double per = 3.0 * p->model->nlayers + 2;
-    int k, K = o->accum_steps > 1 ? o->accum_steps : 1, rc = CP_OK;
+    int k, K = o->accum_steps > 1 ? o->accum_steps : 1, rc, cap_runs;
     zero3_state z;
-    if (keep && per * K > MAX_RUNS)
-        return cp_fail(e, CP_EINPUT, "a timeline of %d micro-batches of up to %.0f operations "
-                       "is too long to print: use fewer --accum-steps", K, per);
-    if (zero3_setup(p, &z) ||
-        (keep && !(out->runs = calloc((size_t)(per * K), sizeof *out->runs)))) {
+    if ((rc = alloc_runs(out, keep, per, K, 0, &cap_runs, e)))
+        return rc;
+    if (zero3_setup(p, &z)) {
         zero3_free(&z);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
     for (k = 0; k < K && rc == CP_OK; k++)
-        rc = zero3_micro(p, s, &z, cap, &t, &stream, out, (int)(per * K));
+        rc = zero3_micro(p, s, &z, cap, &t, &stream, out, cap_runs);
     if (rc == CP_OK) {
         *end = t > stream ? t : stream;
         stream = *end + opt;
         if (cp_prediction_span(out, *end, stream, CP_SPAN_OPTIMIZER))
             rc = -1;
         else if (issue_in(p, s, CP_OP_ALLGATHER, SC_ALL, z.persist_bytes, 1, z.persist_nt,
-                          stream, &stream, out, (int)(per * K)) < 0)
+                          stream, &stream, out, cap_runs) < 0)
             rc = 1;
         else
             *end = stream - opt;

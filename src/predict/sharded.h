@@ -35,6 +35,10 @@
 int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                        int keep_runs, cp_prediction *out, cp_err *e);
 
+/* ZeRO's reduce bucket in bytes: --bucket-mb, or DeepSpeed's default of
+ * CP_ZERO_BUCKET_ELEMS gradients (o->bucket_mb <= 0). */
+double cp_zero_bucket_bytes(const cp_predictor *p, const cp_predict_opts *o);
+
 /* Eq. M1: the bytes a GPU holds whole beyond its shard at the busiest
  * point of an FSDP or ZeRO-3 iteration: under FSDP the root unit, two
  * units gathered and one unit's unsharded gradient (SHARD_GRAD_OP: every

@@ -45,6 +45,17 @@ static inline FILE *fuzz_sink(void)
     return sink;
 }
 
+/* The input as the NUL-terminated text cp_read_file would give a loader
+ * (the caller frees it). */
+static inline char *fuzz_text(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    FUZZ_REQUIRE(text != NULL);
+    memcpy(text, data, size);
+    text[size] = '\0';
+    return text;
+}
+
 /* The status a loader returned must be one the tool allows for bad input,
  * and a failure must say what is wrong.  Prints the error as main would. */
 static inline void fuzz_check_status(int rc, const cp_err *e)

@@ -70,11 +70,7 @@ static void run(const char *text, size_t size, int64_t seq_len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    /* the importer takes NUL-terminated text, as cp_read_file gives it */
-    char *text = malloc(size + 1);
-    FUZZ_REQUIRE(text != NULL);
-    memcpy(text, data, size);
-    text[size] = '\0';
+    char *text = fuzz_text(data, size);
     run(text, size, 0);
     run(text, size, 1);
     free(text);
