@@ -46,9 +46,11 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
     size_t k, best = NVAR;
     int rc = CP_OK, have_first = 0;
     memset(res, 0, sizeof res);
+    memset(&first, 0, sizeof first);
     for (k = 0; k < NVAR && rc == CP_OK; k++) {
         cp_predict_opts o = *base;
         cp_predictor pr;
+        memset(&pr, 0, sizeof pr);
         o.framework = variants[k].fw;
         o.fsdp_sharding = variants[k].sharding;
         o.comm_hook = o.framework == CP_FW_DDP ? base->comm_hook : 0;
