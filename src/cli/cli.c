@@ -48,17 +48,17 @@ int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, 
 
 int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out)
 {
-    static const char *const names[] = {"ddp", "horovod", "zero2", "fsdp", "zero3"};
+    static const char *const names[] = {"ddp", "horovod", "zero2", "fsdp", "zero3", "mirrored"};
     static const cp_framework ids[] = {CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP,
-                                       CP_FW_ZERO3};
+                                       CP_FW_ZERO3, CP_FW_MIRRORED};
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(arg, names[k]) == 0) {
             *out = ids[k];
             return CP_OK;
         }
-    return cli_usage(cmd, "--framework: expected ddp, horovod, zero2, fsdp or zero3, got '%s'",
-                     arg);
+    return cli_usage(cmd, "--framework: expected ddp, horovod, zero2, fsdp, zero3 or mirrored, "
+                          "got '%s'", arg);
 }
 
 /* --fsdp-wrap layer|block|MB: the FSDP unit policy (cp_predict_opts). */

@@ -51,7 +51,9 @@ static const char help[] =
     "                          zero2 (DeepSpeed ZeRO stage 2: reduce-scatter, shard step,\n"
     "                          all-gather), fsdp (PyTorch FSDP) or zero3 (DeepSpeed\n"
     "                          ZeRO stage 3 with its default prefetch, persistence,\n"
-    "                          reuse and bucket sizes)\n"
+    "                          reuse and bucket sizes), mirrored (TensorFlow\n"
+    "                          MirroredStrategy: one pack of every gradient\n"
+    "                          all-reduced after backward)\n"
     "      --fsdp-wrap W       FSDP units: block (default; one per numbered block, as\n"
     "                          transformer_auto_wrap_policy, the rest in the root\n"
     "                          unit), layer (every model layer), or MB (consecutive\n"
@@ -99,7 +101,7 @@ static const char help[] =
     "                          (powers of two, plus 25) and the best bucket_cap_mb\n"
     "                          (DDP) or reduce bucket (ZeRO-2, ZeRO-3)\n"
     "      --frameworks        the first strategy (default auto) under ddp, horovod,\n"
-    "                          zero2, every FSDP sharding and zero3: iteration time,\n"
+    "                          zero2, every FSDP sharding, zero3 and mirrored: iteration time,\n"
     "                          model states per GPU, whether they fit, and the fastest\n"
     "                          that fits (plain table or --csv)\n"
     "      --scaling           the first strategy (default auto) on 1, 2, 4, .. GPUs of\n"
@@ -253,6 +255,9 @@ static int parse_opts(int argc, char **argv, opts *o)
     if (o->sweep_hi > 0 && o->p.framework == CP_FW_FSDP)
         return cli_usage("predict", "--sweep-bucket is for ddp and zero2 buckets; fsdp "
                          "gathers and reduces one layer at a time");
+    if (o->sweep_hi > 0 && o->p.framework == CP_FW_MIRRORED)
+        return cli_usage("predict", "--sweep-bucket is for ddp and zero2 buckets; mirrored "
+                         "all-reduces one pack of every gradient");
     if (o->svg && (o->scaling || o->sweep_hi > 0))
         return cli_usage("predict", "--timeline-svg charts one iteration per strategy, not "
                          "--scaling or --sweep-bucket");
@@ -331,12 +336,15 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
            : o->p.framework == CP_FW_ZERO2 ? "ZeRO-2 (reduce-scatter, all-gather)"
            : o->p.framework == CP_FW_FSDP  ? fsdp_title(o->p.fsdp_sharding)
            : o->p.framework == CP_FW_ZERO3 ? "ZeRO-3 (prefetched gathers, reduce buckets)"
-                                           : "DDP buckets",
+           : o->p.framework == CP_FW_MIRRORED ? "MirroredStrategy (one pack after backward)"
+                                              : "DDP buckets",
            pr->single_ms, pr->compute_source);
     if (o->p.accum_steps > 1)
         printf(" x %d micro-batches", o->p.accum_steps);
     if (pr->copy_ms > 0)
-        printf(" + %.2f ms DDP gradient copies", pr->copy_ms);
+        printf(" + %.2f ms %s", pr->copy_ms,
+               o->p.framework == CP_FW_MIRRORED ? "packing and unpacking gradients"
+                                                : "DDP gradient copies");
     if (pr->straggle_ms > 0)
         printf(" + %.2f ms waiting for the slowest GPU", pr->straggle_ms);
     printf("\n");

@@ -27,6 +27,7 @@ static const variant variants[] = {
     {"fsdp hybrid", CP_FW_FSDP, CP_SHARD_HYBRID},
     {"fsdp hybrid-grad-op", CP_FW_FSDP, CP_SHARD_HYBRID | CP_SHARD_GRAD_OP},
     {"zero3", CP_FW_ZERO3, 0},
+    {"mirrored", CP_FW_MIRRORED, 0},
 };
 
 #define NVAR (sizeof variants / sizeof variants[0])

@@ -44,6 +44,12 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
         out->optim = psi * K;
         out->buffers = o->bucket_view ? 0 : psi * g; /* the flat buckets */
         break;
+    case CP_FW_MIRRORED: /* the pack, reduced in place, split into new gradients */
+        out->weights = psi * g;
+        out->grads = psi * g;
+        out->optim = psi * K;
+        out->buffers = p->topo->ngpus > 1 ? psi * g : 0;
+        break;
     case CP_FW_HOROVOD:
         out->weights = psi * g;
         out->grads = psi * g;

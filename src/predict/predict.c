@@ -80,6 +80,16 @@ double cp_expected_max_normal(int n)
     return sum * h / 3;
 }
 
+/* Bytes of one full set of gradients. */
+static double grad_bytes(const cp_predictor *p)
+{
+    double n = 0;
+    int k;
+    for (k = 0; k < p->model->ntensors; k++)
+        n += (double)p->model->tensors[k].numel;
+    return n * p->elem_bytes;
+}
+
 /* The peak a model of this dtype computes at: the half-precision (tensor
  * core) peak for fp16 and bf16 models when the GPU gives one, FP32 else. */
 static double peak_tflops(const cp_model *m, const cp_node *gpu)
@@ -115,8 +125,8 @@ void cp_prediction_free(cp_prediction *p)
 
 const char *cp_span_name(cp_span_kind k)
 {
-    static const char *const names[CP_SPAN_KINDS] = {"earlier micro-batches", "forward",
-                                                     "backward", "copy back", "optimizer"};
+    static const char *const names[CP_SPAN_KINDS] = {
+        "earlier micro-batches", "forward", "backward", "pack", "copy back", "optimizer"};
     return k >= 0 && k < CP_SPAN_KINDS ? names[k] : "?";
 }
 
@@ -147,6 +157,7 @@ int cp_prediction_ddp_spans(const cp_predictor *p, cp_prediction *out)
     return cp_prediction_span(out, 0, c->lead_ms, CP_SPAN_MICRO) ||
                    cp_prediction_span(out, c->lead_ms, f, CP_SPAN_FORWARD) ||
                    cp_prediction_span(out, f, b, CP_SPAN_BACKWARD) ||
+                   cp_prediction_span(out, b, b + p->pack_ms, CP_SPAN_PACK) ||
                    cp_prediction_span(out, copy, opt, CP_SPAN_COPY) ||
                    cp_prediction_span(out, opt, out->iteration_ms, CP_SPAN_OPTIMIZER)
                ? -1
@@ -192,6 +203,10 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
         double pass = cp_compute_add_copies(&p->comp, m, p->elem_bytes, p->mem_gbs);
         p->copy_out_ms = o->bucket_view ? 0 : pass;
         p->copy_ms = pass + p->copy_out_ms;
+    }
+    if (o->framework == CP_FW_MIRRORED) { /* eq. P11: concatenate, then split */
+        p->pack_ms = p->copy_out_ms = cp_copy_ms(grad_bytes(p), p->mem_gbs);
+        p->copy_ms = 2 * p->pack_ms;
     }
     cp_compute_accumulate(&p->comp, o->accum_steps, micro_ms);
     if (like) { /* the same machine's collective model, borrowed (have_coll 0) */
@@ -276,11 +291,15 @@ static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, cons
     return ms;
 }
 
-/* Why a strategy cannot run on this machine. */
-static void why_not(const cp_predictor *p, cp_strategy s, cp_prediction *out)
+/* Why a strategy cannot run on this machine under this framework. */
+static void why_not(const cp_predictor *p, cp_strategy s, cp_framework f, cp_prediction *out)
 {
     cp_coll_alg alg = strategy_alg(s);
-    if (alg != CP_ALGS)
+    if (alg == CP_ALGS && f == CP_FW_MIRRORED)
+        snprintf(out->why_not, sizeof out->why_not,
+                 "the COARSE planner routes DDP's buckets as they become ready; mirrored "
+                 "all-reduces one pack after backward");
+    else if (alg != CP_ALGS)
         snprintf(out->why_not, sizeof out->why_not, "%s",
                  p->coll.cost[CP_OP_ALLREDUCE][alg].why_not);
     else
@@ -447,6 +466,28 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
     return CP_OK;
 }
 
+/* TensorFlow's MirroredStrategy (eq. P11): apply_gradients reduces once
+ * backward is over, every gradient concatenated into one pack
+ * (NcclAllReduce's num_packs=1), all-reduced, then split back; the pack is
+ * ready at `ready`, after the concatenation. */
+static int run_mirrored(const cp_predictor *p, cp_strategy s, int keep, double ready,
+                        cp_prediction *out, double *finish, cp_err *e)
+{
+    const char *how = "none", *proto = "-";
+    double bytes = grad_bytes(p), d;
+    *finish = 0;
+    if (p->topo->ngpus <= 1) /* one replica: nothing to pack or reduce */
+        return CP_OK;
+    if ((d = bucket_ms(p, s, bytes, &how, &proto)) < 0)
+        return 1;
+    if (keep && !(out->runs = calloc(1, sizeof *out->runs)))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    *finish = ready + d;
+    out->comm_ms = d;
+    add_run(out, 1, bytes, p->model->ntensors, ready, ready, *finish, how, proto);
+    return CP_OK;
+}
+
 int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                int keep_runs, cp_prediction *out, cp_err *e)
 {
@@ -456,13 +497,16 @@ int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
         return cp_predict_sharded(p, s, o, keep_runs, out, e);
     memset(out, 0, sizeof *out);
     out->strategy = s;
-    out->compute_ms = cp_compute_total(&p->comp) + p->copy_out_ms;
-    rc = o->framework == CP_FW_HOROVOD ? run_horovod(p, s, o, keep_runs, out, &finish, e)
-                                        : run_ddp(p, s, o, keep_runs, out, &finish, e);
+    end_compute += p->pack_ms;
+    out->compute_ms = cp_compute_total(&p->comp) + p->pack_ms + p->copy_out_ms;
+    rc = o->framework == CP_FW_HOROVOD    ? run_horovod(p, s, o, keep_runs, out, &finish, e)
+         : o->framework == CP_FW_MIRRORED ? run_mirrored(p, s, keep_runs, end_compute, out,
+                                                         &finish, e)
+                                          : run_ddp(p, s, o, keep_runs, out, &finish, e);
     if (rc == 1) {
         cp_prediction_free(out);
         out->available = 0;
-        why_not(p, s, out);
+        why_not(p, s, o->framework, out);
         return CP_OK;
     }
     if (rc)

@@ -9,6 +9,9 @@
  *
  *     start_i  = max(ready_i, finish_{i-1})          finish_i = start_i + T(bytes_i)
  *     iteration = max(fwd + bwd, finish_last) + copy back + optimizer
+ *
+ * TensorFlow's MirroredStrategy has one "bucket", every gradient packed
+ * together once backward is over (eq. P11).
  *     exposed   = iteration - compute  (the communication overlap did not hide)
  *
  * T(bytes) is the strategy's time for one bucket: a collective algorithm
@@ -29,10 +32,10 @@ typedef enum cp_strategy {
     CP_STRATEGIES
 } cp_strategy;
 
-/* DDP and Horovod all-reduce gradients (this file); ZeRO-2, FSDP and
- * ZeRO-3 shard them (sharded.h). */
+/* DDP, Horovod and TensorFlow's MirroredStrategy all-reduce gradients
+ * (this file); ZeRO-2, FSDP and ZeRO-3 shard them (sharded.h). */
 typedef enum cp_framework {
-    CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP, CP_FW_ZERO3
+    CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP, CP_FW_ZERO3, CP_FW_MIRRORED
 } cp_framework;
 
 /* 1 for the frameworks that reduce-scatter gradients and gather parameters. */
@@ -120,6 +123,7 @@ typedef enum cp_span_kind {
     CP_SPAN_MICRO,     /* earlier micro-batches of an accumulated step (DDP, Horovod) */
     CP_SPAN_FORWARD,
     CP_SPAN_BACKWARD,  /* sharded frameworks: waits for gathers included */
+    CP_SPAN_PACK,      /* MirroredStrategy's concatenation of the gradients into one pack */
     CP_SPAN_COPY,      /* DDP's copy of the reduced buckets back into the gradients */
     CP_SPAN_OPTIMIZER,
     CP_SPAN_KINDS
@@ -162,8 +166,12 @@ typedef struct cp_predictor {
     int have_coll;
     double mem_gbs;          /* GPU device memory GB/s for gradient copies; 0: not charged */
     double single_ms;        /* one micro-batch on one GPU: forward + backward + optimizer */
-    double copy_ms;          /* DDP gradient copies added to compute (eq. P7) */
-    double copy_out_ms;      /* of which the copy back after the last bucket */
+    double copy_ms;          /* DDP or MirroredStrategy gradient copies added to
+                                compute (eqs. P7, P11) */
+    double copy_out_ms;      /* of which the copy back after the last bucket (the
+                                split of the reduced pack) */
+    double pack_ms;          /* of which MirroredStrategy's concatenation into the pack,
+                                after backward (eq. P11) */
     double straggle_ms;      /* added by waiting for the slowest GPU (eq. P9) */
     const char *compute_source; /* "measured", "model" or "estimated" (eq. P0) */
 } cp_predictor;

@@ -278,6 +278,67 @@ static void test_compress_hook_by_hand(void **state)
     square_close(&c);
 }
 
+/* TensorFlow's MirroredStrategy (eq. P11) on the copies machine (GPU memory
+ * 100 GB/s, one pass over S bytes costs 2 S / 100e6 ms): no copies during
+ * backward, which ends at 30 ms; then
+ *   concatenate 16 MiB:  2 x 16777216 / 100e6 = 0.33554432 ms -> 30.33554432
+ *   all-reduce the pack: 6 + 1.5 x 16777216 / 50e3 = 509.31648 us
+ *                        -> 30.8448608
+ *   split it back:       0.33554432 ms -> iteration 31.18040512
+ * compute 30 + 2 x 0.33554432 = 30.67108864; the all-reduce is all exposed:
+ * comm = exposed = 0.50931648.  DDP on the same machine hides bucket 0 and
+ * ends at 31.054576 (test_copies_by_hand). */
+static void test_mirrored_by_hand(void **state)
+{
+    square_case c;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_mem mem;
+    cp_err e;
+    (void)state;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 30;
+    o.framework = CP_FW_MIRRORED;
+    square_open_with(&c, &o, 100, 0);
+    assert_near(c.pr.copy_ms, 0.67108864, 1e-9);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
+    assert_int_equal(p.nruns, 1);
+    assert_near(p.runs[0].bytes, 16.0 * MIB, 0);
+    assert_int_equal(p.runs[0].ntensors, 2);
+    assert_near(p.runs[0].start_ms, 30.33554432, 1e-9);
+    assert_near(p.runs[0].finish_ms, 30.8448608, 1e-9);
+    assert_near(p.iteration_ms, 31.18040512, 1e-9);
+    assert_near(p.compute_ms, 30.67108864, 1e-9);
+    assert_near(p.comm_ms, 0.50931648, 1e-9);
+    assert_near(p.exposed_ms, 0.50931648, 1e-9);
+    /* the compute stream: forward 0 -> 10, backward -> 30, pack -> 30.3355,
+     * then after the all-reduce the split (a copy) 30.8449 -> 31.1804 */
+    assert_int_equal(p.nspans, 4);
+    assert_int_equal(p.spans[2].kind, CP_SPAN_PACK);
+    assert_near(p.spans[2].end_ms, 30.33554432, 1e-9);
+    assert_int_equal(p.spans[3].kind, CP_SPAN_COPY);
+    assert_near(p.spans[3].start_ms, 30.8448608, 1e-9);
+    cp_prediction_free(&p);
+    /* eq. M1 as DDP's, the pack in place of the buckets: 4 Mi parameters x
+     * (4 weights + 4 gradients + 8 Adam + 4 pack) = 80 MiB */
+    assert_int_equal(cp_model_states(&c.pr, &c.o, &mem, &e), CP_OK);
+    assert_near(mem.states, 80.0 * MIB, 1e-6);
+    square_close(&c);
+    /* three micro-batches (accumulated locally, reduced once): the pack
+     * waits for all three backward passes, 60 ms later */
+    o.accum_steps = 3;
+    square_open_with(&c, &o, 100, 0);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 0, &p, &e), CP_OK);
+    assert_near(p.iteration_ms, 91.18040512, 1e-9);
+    assert_near(p.exposed_ms, 0.50931648, 1e-9);
+    cp_prediction_free(&p);
+    /* the COARSE planner routes DDP's buckets: not this framework's */
+    assert_int_equal(cp_predict(&c.pr, CP_S_COARSE, &c.o, 0, &p, &e), CP_OK);
+    assert_false(p.available);
+    assert_non_null(strstr(p.why_not, "one pack"));
+    square_close(&c);
+}
+
 /* Gradient accumulation (eq. P8), the timeline machine without copies,
  * three micro-batches of 30 ms: two run first (lead 60 ms), layer 1 ready
  * at 60 + 15 = 75, layer 0 at 90; bucket 1 finishes 90 + 0.38348736;
@@ -902,15 +963,16 @@ static void test_compute_estimate_by_hand(void **state)
 /* Invariants (issue 4): iteration >= compute, exposed <= comm; a machine
  * with every link 10x faster never predicts a slower iteration; one GPU:
  * iteration = compute. */
-/* Every framework, then FSDP's other sharding strategies (eq. Z3): the
- * variants the invariant and one-GPU tests run. */
-#define NVARIANTS (CP_FW_ZERO3 + 4)
+/* DDP to ZeRO-3, FSDP's other sharding strategies (eq. Z3), then
+ * MirroredStrategy: the variants the invariant and one-GPU tests run. */
+#define NVARIANTS (CP_FW_ZERO3 + 5)
 static void set_variant(cp_predict_opts *o, int v)
 {
     static const int sharding[] = {CP_SHARD_GRAD_OP, CP_SHARD_HYBRID,
                                    CP_SHARD_HYBRID | CP_SHARD_GRAD_OP};
-    o->framework = v <= CP_FW_ZERO3 ? (cp_framework)v : CP_FW_FSDP;
-    o->fsdp_sharding = v <= CP_FW_ZERO3 ? 0 : sharding[v - CP_FW_ZERO3 - 1];
+    int sharded = v > CP_FW_ZERO3 && v < NVARIANTS - 1;
+    o->framework = v <= CP_FW_ZERO3 ? (cp_framework)v : sharded ? CP_FW_FSDP : CP_FW_MIRRORED;
+    o->fsdp_sharding = sharded ? sharding[v - CP_FW_ZERO3 - 1] : 0;
 }
 
 static void check_invariants(const char *model, const char *topo, int hosts)
@@ -1039,6 +1101,51 @@ static void test_resnet50_dgx1(void **state)
     cp_model_free(m);
 }
 
+/* Published (../shared/data/README.md): VGG16, TensorFlow replicated +
+ * NCCL, DGX-1 P100, batch 64: 154 img/s on one GPU = 415.6 ms, 1081 img/s
+ * on eight = 473.6 ms.  That run all-reduced after backward, as
+ * MirroredStrategy does (eq. P11); the model, by hand:
+ *   gradients 138,357,544 x 4 = 553,430,176 B
+ *   pack and split, one pass each at 732 GB/s: 2 x 2 x 553430176 / 732e6
+ *     = 3.0242 ms
+ *   ring all-reduce over the cube-mesh's four NVLink 1 rings (4 x 20 GB/s
+ *     x 0.875, docs/model.md): 1.75 x 553430176 / 70e6 = 13.8358 ms, plus
+ *     14 steps of latency, under 0.1 ms
+ *   iteration 415.6 + 3.0242 + 13.8358 = 432.46 ms (+ < 0.1)
+ * 8.7% under the measurement: the gap issue 4 leaves open (docs/model.md,
+ * "Against published measurements").  DDP's overlap hides all but 0.1 ms
+ * of the all-reduce: 418.7 ms. */
+static void test_vgg16_mirrored_p100(void **state)
+{
+    cp_model *m;
+    cp_topo *t;
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_prediction p, ddp;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_model_load("models/vgg16.json", &m, &e), CP_OK);
+    assert_int_equal(cp_topo_load("topologies/dgx1-p100.json", &t, &e), CP_OK);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 64.0 / 154.0 * 1000; /* 415.58 ms */
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_predict(&pr, CP_S_AUTO, &o, 0, &ddp, &e), CP_OK);
+    cp_predictor_free(&pr);
+    o.framework = CP_FW_MIRRORED;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_near(pr.copy_ms, 4 * 553430176.0 / 732e6, 1e-9);
+    assert_int_equal(cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e), CP_OK);
+    assert_between(p.comm_ms, 1.75 * 553430176.0 / 70e6, 1.75 * 553430176.0 / 70e6 + 0.1);
+    assert_near(p.exposed_ms, p.comm_ms, 1e-9);
+    assert_between(p.iteration_ms, 64.0 / 154.0 * 1000 + 3.0242 + 13.8358,
+                      64.0 / 154.0 * 1000 + 3.0242 + 13.8358 + 0.1);
+    assert_between(ddp.iteration_ms, 64.0 / 154.0 * 1000 + 3.0242,
+                      64.0 / 154.0 * 1000 + 3.0242 + 0.2);
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
 /* Horovod: two tensors ready together fuse into one buffer below the
  * threshold, and are split into two above it. */
 static void test_horovod_fusion(void **state)
@@ -1094,7 +1201,8 @@ int main(void)
         cmocka_unit_test(test_protocols_by_hand), cmocka_unit_test(test_invariants),
         cmocka_unit_test(test_one_gpu),         cmocka_unit_test(test_resnet50_dgx1),
         cmocka_unit_test(test_horovod_fusion),  cmocka_unit_test(test_copies_by_hand),
-        cmocka_unit_test(test_compress_hook_by_hand),
+        cmocka_unit_test(test_vgg16_mirrored_p100),
+        cmocka_unit_test(test_compress_hook_by_hand), cmocka_unit_test(test_mirrored_by_hand),
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),
         cmocka_unit_test(test_fsdp_grad_op_by_hand),

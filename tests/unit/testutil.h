@@ -32,6 +32,14 @@
             fail_msg("%s = %.9g, expected %s = %.9g (tolerance %g)", #a, a_, #b, b_, t_); \
     } while (0)
 
+/* lo <= a <= hi, with the values printed on failure. */
+#define assert_between(a, lo, hi)                                                       \
+    do {                                                                                \
+        double a_ = (a), l_ = (lo), h_ = (hi);                                          \
+        if (!(a_ >= l_ && a_ <= h_))                                                    \
+            fail_msg("%s = %.9g, expected in [%.9g, %.9g]", #a, a_, l_, h_);            \
+    } while (0)
+
 /* Relative closeness: |a - b| <= rel * |b|. */
 #define assert_rel(a, b, rel) assert_near((a), (b), fabs((double)(b)) * (rel))
 
