@@ -153,6 +153,20 @@ BATCH = {"resnet50": 112, "vgg16": 64, "bert-base": 32, "bert-large": 16, "gpt2"
          "gpt2-medium": 4}
 
 
+# Transformer dimensions for the activation estimate (docs/model.md, eq. M2),
+# from the models' published configs: BertModel has no head (no logits);
+# GPT2LMHeadModel's lm_head computes logits over the 50,257-token vocabulary.
+# Both use GELU MLPs of 4 x hidden and dropout 0.1.
+TRANSFORMER = {
+    "bert-base": {"layers": 12, "hidden": 768, "heads": 12, "ffn": 3072, "seq": BERT_SEQ},
+    "bert-large": {"layers": 24, "hidden": 1024, "heads": 16, "ffn": 4096, "seq": BERT_SEQ},
+    "gpt2": {"layers": 12, "hidden": 768, "heads": 12, "ffn": 3072, "seq": GPT2_SEQ,
+             "vocab": 50257},
+    "gpt2-medium": {"layers": 24, "hidden": 1024, "heads": 16, "ffn": 4096, "seq": GPT2_SEQ,
+                    "vocab": 50257},
+}
+
+
 def build(rows, name, flops_fn, extra_fn, description):
     layers, tensors, index = [], [], {}
     for r in rows:
@@ -170,10 +184,13 @@ def build(rows, name, flops_fn, extra_fn, description):
     for r in rows:
         tensors.append({"name": r["name"], "shape": r["shape"],
                         "layer": layer_no[module_of(r["name"])]})
-    return {"name": name, "note": description, "dtype": "fp32",
-            "compute": {"batch": BATCH[name], "note": "per-GPU batch (assumed except resnet50, "
-                        "vgg16: docs/models.md); no measured time"},
-            "layers": out_layers, "tensors": tensors}
+    model = {"name": name, "note": description, "dtype": "fp32",
+             "compute": {"batch": BATCH[name], "note": "per-GPU batch (assumed except resnet50, "
+                         "vgg16: docs/models.md); no measured time"},
+             "layers": out_layers, "tensors": tensors}
+    if name in TRANSFORMER:
+        model["transformer"] = dict(TRANSFORMER[name], mlp="gelu", dropout=0.1)
+    return model
 
 
 def dump(model, path):
@@ -183,6 +200,8 @@ def dump(model, path):
     lines.append('  "note": %s,' % json.dumps(model["note"]))
     lines.append('  "dtype": %s,' % json.dumps(model["dtype"]))
     lines.append('  "compute": %s,' % json.dumps(model["compute"]))
+    if "transformer" in model:
+        lines.append('  "transformer": %s,' % json.dumps(model["transformer"]))
     lines.append('  "layers": [')
     lines.append(",\n".join("    " + json.dumps(l, separators=(", ", ": ")) for l in model["layers"]))
     lines.append("  ],")

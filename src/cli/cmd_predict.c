@@ -22,7 +22,8 @@ static const char help[] =
     "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
     "                           [--accum-steps K] [--bucket-view] [--jitter CV]\n"
-    "                           [--optimizer adam|sgd] [--activation-gb A] [--what-if]\n"
+    "                           [--optimizer adam|sgd] [--activation-gb A]\n"
+    "                           [--recompute] [--flash-attn] [--what-if]\n"
     "                           [--json | --csv | --timeline] [--timeline-svg FILE]\n"
     "                           [--sweep-bucket MIN:MAX | --scaling | --frameworks]\n"
     "\n"
@@ -83,7 +84,13 @@ static const char help[] =
     "                          optimizer states of the memory line (model states per\n"
     "                          GPU: weights, gradients, optimizer, buffers)\n"
     "      --activation-gb A   activations of one micro-batch on one GPU (GB, as\n"
-    "                          measured), added to the memory line's model states\n"
+    "                          measured), added to the memory line's model states;\n"
+    "                          default: estimated from the model's transformer\n"
+    "                          dimensions and batch when it gives them\n"
+    "      --recompute         that estimate with every block's activations\n"
+    "                          recomputed in backward (activation checkpointing)\n"
+    "      --flash-attn        that estimate with fused attention (FlashAttention,\n"
+    "                          SDPA): no sequence x sequence scores kept\n"
     "      --jitter CV         stragglers: one GPU's compute time varies from step to\n"
     "                          step with this coefficient of variation (e.g. 0.02);\n"
     "                          every step waits for the slowest GPU (default 0)\n"
@@ -113,7 +120,8 @@ static const char help[] =
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
-       OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM, OPT_FRAMEWORKS, OPT_ACT };
+       OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM, OPT_FRAMEWORKS, OPT_ACT, OPT_RECOMPUTE,
+       OPT_FLASH };
 
 typedef struct opts {
     const char *model, *topo;
@@ -184,6 +192,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"optimizer", required_argument, NULL, OPT_OPTIM},
         {"frameworks", no_argument, NULL, OPT_FRAMEWORKS},
         {"activation-gb", required_argument, NULL, OPT_ACT},
+        {"recompute", no_argument, NULL, OPT_RECOMPUTE},
+        {"flash-attn", no_argument, NULL, OPT_FLASH},
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
         CLI_MODEL_LONGOPTS,
         {"what-if", no_argument, NULL, OPT_WHATIF},
@@ -219,6 +229,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_TIMELINE: o->timeline = 1; break;
         case OPT_TSVG: o->svg = optarg; break;
         case OPT_FRAMEWORKS: o->frameworks = 1; break;
+        case OPT_RECOMPUTE: o->p.recompute = 1; break;
+        case OPT_FLASH: o->p.flash_attn = 1; break;
         case OPT_ACT:
             rc = cli_parse_positive("predict", "--activation-gb", optarg, 1e6, &o->p.activation_gb);
             break;
@@ -248,6 +260,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("predict", "-m MODEL and -t TOPO are required");
     if (o->json + o->csv + o->timeline > 1)
         return cli_usage("predict", "--json, --csv and --timeline do not combine");
+    if (o->p.activation_gb > 0 && (o->p.recompute || o->p.flash_attn))
+        return cli_usage("predict", "--recompute and --flash-attn shape the activation "
+                                    "estimate, which --activation-gb replaces");
     if (o->whatif && (o->json || o->csv || o->timeline || o->sweep_hi > 0))
         return cli_usage("predict", "--what-if goes with the plain table only");
     if (o->scaling && (o->json || o->timeline || o->sweep_hi > 0 || o->whatif))
@@ -319,7 +334,14 @@ static void print_memory(const opts *o, const cp_mem *m)
         printf(", gathered %.3f", m->gathered / 1e9);
     printf(")");
     if (m->activations > 0)
-        printf(" + %.3f GB of activations", m->activations / 1e9);
+        printf(" + %.3f GB of activations%s%s%s", m->activations / 1e9,
+               m->act_estimated ? " (estimated, eq. M2" : "",
+               !m->act_estimated ? "" : o->p.recompute && o->p.flash_attn
+                                        ? ", recomputed, fused attention"
+                                    : o->p.recompute  ? ", recomputed"
+                                    : o->p.flash_attn ? ", fused attention"
+                                                      : "",
+               m->act_estimated ? ")" : "");
     if (m->capacity > 0)
         printf(" of %.1f GB%s", m->capacity / 1e9,
                m->total > m->capacity ? ": does not fit" : "");
@@ -371,6 +393,7 @@ static int print_json(const opts *o, const cp_predictor *pr, const cp_prediction
     json_object_set_new(root, "activations_gb", mem->activations > 0
                                                     ? cli_real(mem->activations / 1e9, 4)
                                                     : json_null());
+    json_object_set_new(root, "activations_estimated", json_boolean(mem->act_estimated));
     json_object_set_new(root, "gpu_memory_gb",
                         mem->capacity > 0 ? cli_real(mem->capacity / 1e9, 2) : json_null());
     for (k = 0; k < o->nlist; k++) {
@@ -649,6 +672,12 @@ static int run(const opts *oin, cp_err *e)
     memset(res, 0, sizeof res);
     if ((rc = cp_model_load(o.model, &m, e)) || (rc = cp_topo_load_machine(o.topo, o.gpus, o.hosts, &t, e)))
         goto done;
+    if ((o.p.recompute || o.p.flash_attn) && m->xf.layers == 0) {
+        rc = cp_fail_at(e, CP_EINPUT, o.model, 0, 0, NULL,
+                        "--recompute and --flash-attn shape the activation estimate, which "
+                        "needs the model's \"transformer\" dimensions (docs/formats.md)");
+        goto done;
+    }
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o.p, e), e, o.model)))
         goto done;
     have_pr = 1;

@@ -84,6 +84,7 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
                "%-20s %12s %11s %16s %5s\n",
                m->name, t->name, t->ngpus, cp_strategy_name(s),
                base->activation_gb > 0 ? "fits with the activations given"
+               : mem[0].act_estimated  ? "fits with the activations estimated (eq. M2)"
                                        : "activations not counted",
                "framework", "iteration_ms", "exposed_ms", "model_states_gb", "fits");
     for (k = 0; k < NVAR; k++) {

@@ -671,7 +671,32 @@ static json_t *model_note(const cp_jdoc *d, const hf_dims *c)
                                "hf-config (docs/import.md)");
 }
 
-/* name, note, dtype, compute, layers, tensors: the shipped models' order. */
+/* The dimensions of the activation estimate (docs/model.md, eq. M2): an LM
+ * or masked-LM head computes logits over the vocabulary; BERT and GPT-2
+ * train with dropout 0.1 (their configs' default), Llama and Mistral with
+ * none and a gated SiLU MLP. */
+static json_t *transformer(const hf_dims *c)
+{
+    int lm = c->arch->head == HEAD_LM || c->arch->head == HEAD_MLM ||
+             c->arch->head == HEAD_PRETRAIN, llama = c->arch->fam == FAM_LLAMA;
+    json_t *x = json_object();
+    if (x && (json_object_set_new(x, "layers", json_integer(c->layers)) ||
+              json_object_set_new(x, "hidden", json_integer(c->hidden)) ||
+              json_object_set_new(x, "heads", json_integer(c->heads)) ||
+              json_object_set_new(x, "kv_heads", json_integer(llama ? c->kv_heads : c->heads)) ||
+              json_object_set_new(x, "ffn", json_integer(c->inner)) ||
+              json_object_set_new(x, "seq", json_integer(c->seq)) ||
+              (lm && json_object_set_new(x, "vocab", json_integer(c->vocab))) ||
+              json_object_set_new(x, "mlp", json_string(llama ? "swiglu" : "gelu")) ||
+              json_object_set_new(x, "dropout", json_real(llama ? 0 : 0.1)))) {
+        json_decref(x);
+        return NULL;
+    }
+    return x;
+}
+
+/* name, note, dtype, compute, transformer, layers, tensors: the shipped
+ * models' order. */
 static int assemble(const cp_jdoc *d, const cp_hf_opts *o, const hf_dims *c, build *b,
                     json_t **out, cp_err *e)
 {
@@ -683,6 +708,7 @@ static int assemble(const cp_jdoc *d, const cp_hf_opts *o, const hf_dims *c, bui
                         json_object_set_new(root, "dtype", json_string(o->dtype)) ||
                         json_object_set_new(compute, "batch", json_integer(o->batch)) ||
                         json_object_set(root, "compute", compute) ||
+                        json_object_set_new(root, "transformer", transformer(c)) ||
                         json_object_set(root, "layers", b->layers) ||
                         json_object_set(root, "tensors", b->tensors)))
         rc = cp_fail(e, CP_EINTERNAL, "out of memory");

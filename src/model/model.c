@@ -148,6 +148,7 @@ cp_model *cp_model_repeat(const cp_model *m, int times)
     if (r->iteration_ms > 0)
         r->iteration_ms *= times;
     r->optimizer_ms *= times;
+    r->xf.layers *= times;
     if (cp_model_finish(r, &e) == CP_OK)
         return r;
 fail:

@@ -54,6 +54,20 @@ typedef struct cp_layer {
     int64_t params;   /* elements in the tensors this layer owns (derived) */
 } cp_layer;
 
+/* A transformer's dimensions, for the activation estimate (docs/model.md,
+ * eq. M2); layers 0 when the model file gives none. */
+typedef struct cp_xformer {
+    int64_t layers;    /* blocks */
+    int64_t hidden;    /* h */
+    int64_t heads;     /* a, attention heads */
+    int64_t kv_heads;  /* key/value heads (grouped-query attention), <= heads */
+    int64_t ffn;       /* MLP inner size f (4h in BERT and GPT-2) */
+    int64_t seq;       /* tokens per sample s */
+    int64_t vocab;     /* V when an LM head computes logits over the vocabulary, else 0 */
+    int swiglu;        /* MLP: 1 gated SiLU (Llama), 0 GELU */
+    double dropout;    /* dropout probability (masks are kept when > 0) */
+} cp_xformer;
+
 typedef struct cp_model {
     char *name;            /* owned */
     cp_dtype dtype;        /* gradient element type */
@@ -67,6 +81,7 @@ typedef struct cp_model {
     double optimizer_ms;   /* part of iteration_ms spent in the optimizer step */
     cp_split split;        /* how iteration_ms is split over layers */
     int batch;             /* per-GPU batch size, 0 unknown (informational) */
+    cp_xformer xf;         /* transformer dimensions, xf.layers 0 when not given */
 } cp_model;
 
 /* Bytes of one element of `t`: 4 for fp32, 2 for fp16 and bf16. */

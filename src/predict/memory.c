@@ -21,16 +21,40 @@ static double least(double a, double b)
     return a < b ? a : b;
 }
 
+double cp_activation_bytes(const cp_model *m, int recompute, int flash_attn)
+{
+    const cp_xformer *x = &m->xf;
+    double E = cp_dtype_bytes(m->dtype), drop = x->dropout > 0 ? 1 : 0;
+    double s = (double)x->seq, b = m->batch, h = (double)x->hidden, a = (double)x->heads;
+    double sbh = s * b * h, sbf = s * b * (double)x->ffn, block, attn, kept, ends;
+    if (x->layers <= 0 || m->batch <= 0)
+        return 0;
+    /* per block: the inputs of both norms, of the QKV, output and MLP-in
+     * projections, Q (E each) and K, V (kv_heads / heads of that); two
+     * dropout masks (1 byte); the MLP's inner tensors (GELU in and out, or
+     * gate, up, SiLU and product) */
+    block = sbh * (E * (6 + 2 * (double)x->kv_heads / a) + 2 * drop) +
+            sbf * E * (x->swiglu ? 4 : 2);
+    /* softmax out, dropout out and mask over a x s x s per sample; fused
+     * attention keeps only its fp32 log-sum-exp per head and token */
+    attn = flash_attn ? 4 * a * s * b : a * s * s * b * (E * (1 + drop) + drop);
+    /* recomputation keeps each block's input and rebuilds one block at a
+     * time, whose own saved tensors include that input */
+    kept = recompute ? (double)(x->layers - 1) * E * sbh + block + attn
+                     : (double)x->layers * (block + attn);
+    /* embedding dropout mask, final norm's input; an LM head's input and its
+     * fp32 log-softmax over the vocabulary */
+    ends = sbh * (drop + E) + (x->vocab > 0 ? E * sbh + 4 * s * b * (double)x->vocab : 0);
+    return kept + ends;
+}
+
 int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out, cp_err *e)
 {
     const cp_model *m = p->model;
-    double psi = 0, g = p->elem_bytes; /* bytes of a weight and of a gradient alike */
+    double psi = (double)m->params, g = p->elem_bytes; /* bytes of a weight and a gradient */
     double K = cp_optimizer_bytes(o->optimizer, p->elem_bytes), n;
     double cap = cp_zero_bucket_bytes(p, o);
-    int k;
     memset(out, 0, sizeof *out);
-    for (k = 0; k < m->ntensors; k++)
-        psi += (double)m->tensors[k].numel;
     out->capacity = p->topo->ngpus > 0 ? p->topo->nodes[p->topo->gpus[0]].capacity_gb * 1e9 : 0;
     /* GPUs sharing one copy of the sharded states */
     n = o->framework == CP_FW_FSDP && (o->fsdp_sharding & CP_SHARD_HYBRID) ? p->coll.per_host
@@ -75,7 +99,12 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
         break;
     }
     out->states = out->weights + out->grads + out->optim + out->buffers + out->gathered;
-    out->activations = o->activation_gb > 0 ? o->activation_gb * 1e9 : 0;
+    if (o->activation_gb > 0) { /* measured beats estimated */
+        out->activations = o->activation_gb * 1e9;
+    } else {
+        out->activations = cp_activation_bytes(m, o->recompute, o->flash_attn);
+        out->act_estimated = out->activations > 0;
+    }
     out->total = out->states + out->activations;
     return CP_OK;
 }

@@ -8,11 +8,14 @@
  * optimizer state per parameter: Adam keeps two fp32 moments (8 bytes) and,
  * under mixed precision (gradients narrower than 4 bytes), an fp32 master
  * copy (4 more), K = 12; SGD with momentum one moment (4, or 8 with the
- * master copy).  Activations depend on the batch and sequence length the
- * model file does not give: they are counted only when the user gives
- * them (--activation-gb, measured on one GPU), otherwise the figure is a
- * floor on what a job needs, which tells whether a configuration cannot
- * fit.
+ * master copy).  Activations are what the user measured (--activation-gb),
+ * or, for a model file that gives its transformer dimensions and batch,
+ * estimated by eq. M2 (Korthikanti et al., "Reducing Activation
+ * Recomputation in Large Transformer Models", MLSys 2023, section 4.1,
+ * generalised to the element size, the MLP, grouped-query attention, fused
+ * attention and full recomputation); otherwise they are not counted and the
+ * figure is a floor on what a job needs, which tells whether a
+ * configuration cannot fit.
  *
  * Ownership: nothing is allocated that outlives a call.
  */
@@ -28,7 +31,8 @@ typedef struct cp_mem {
     double buffers;   /* DDP buckets, Horovod's fusion buffer, DeepSpeed's reduce bucket */
     double gathered;  /* parameters and gradients held whole beyond the shard (FSDP, ZeRO-3) */
     double states;    /* the five above */
-    double activations; /* what the user gave (o->activation_gb), 0 unknown */
+    double activations; /* what the user gave (o->activation_gb) or eq. M2, 0 unknown */
+    int act_estimated;  /* 1 when activations is eq. M2's estimate */
     double total;     /* states + activations */
     double capacity;  /* the GPU's memory, bytes (its capacity_gb); 0 unknown */
 } cp_mem;
@@ -36,6 +40,12 @@ typedef struct cp_mem {
 /* Optimizer state bytes per parameter (K above) for o->optimizer with
  * gradients of grad_bytes. */
 double cp_optimizer_bytes(int optimizer, int grad_bytes);
+
+/* Eq. M2: bytes of activations one micro-batch keeps for backward on one
+ * GPU, from the model's transformer dimensions and batch (activation
+ * elements of the model's dtype), with every block recomputed or not and
+ * fused attention or not; 0 when the model does not give them. */
+double cp_activation_bytes(const cp_model *m, int recompute, int flash_attn);
 
 /* Eq. M1 for the predictor's model, machine and framework (o).  CP_OK or
  * CP_EINTERNAL (out of memory). */

@@ -80,14 +80,10 @@ double cp_expected_max_normal(int n)
     return sum * h / 3;
 }
 
-/* Bytes of one full set of gradients. */
+/* Bytes of one full set of gradients, of the element size they travel in. */
 static double grad_bytes(const cp_predictor *p)
 {
-    double n = 0;
-    int k;
-    for (k = 0; k < p->model->ntensors; k++)
-        n += (double)p->model->tensors[k].numel;
-    return n * p->elem_bytes;
+    return (double)p->model->params * p->elem_bytes;
 }
 
 /* The peak a model of this dtype computes at: the half-precision (tensor

@@ -76,7 +76,11 @@ typedef struct cp_predict_opts {
     int optimizer;           /* CP_OPT_ADAM (default) or CP_OPT_SGD: the optimizer states
                                 of the memory figure (memory.h) */
     double activation_gb;    /* activations of one micro-batch on one GPU, GB, as the
-                                user measured them; 0 unknown (memory.h) */
+                                user measured them; 0: estimated from the model's
+                                transformer dimensions when it gives them (memory.h) */
+    int recompute;           /* activation checkpointing of every block (eq. M2); 0 */
+    int flash_attn;          /* attention that keeps no s x s scores (FlashAttention,
+                                PyTorch's fused SDPA) (eq. M2); 0 */
 } cp_predict_opts;
 
 /* Optimizers, for their states (eq. M1). */

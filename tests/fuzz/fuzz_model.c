@@ -14,6 +14,7 @@
 #include "cli/summary.h"
 #include "fuzz.h"
 #include "load/load.h"
+#include "predict/memory.h"
 
 /* Repeat only models this small: the copy is the point, not its size. */
 #define REPEAT_MAX_TENSORS 2000
@@ -49,6 +50,12 @@ static void check_model(const cp_model *m)
     FUZZ_REQUIRE(m->iteration_ms >= 0 && m->optimizer_ms >= 0 && m->bwd_fwd_ratio > 0);
     FUZZ_REQUIRE(isfinite(m->iteration_ms) && isfinite(m->bwd_fwd_ratio));
     FUZZ_REQUIRE(m->iteration_ms == 0 || m->optimizer_ms < m->iteration_ms);
+    if (m->xf.layers > 0) { /* eq. M2: finite, and recomputation never keeps more */
+        double kept = cp_activation_bytes(m, 0, 0), recomputed = cp_activation_bytes(m, 1, 0);
+        FUZZ_REQUIRE(m->batch > 0 && m->xf.heads % m->xf.kv_heads == 0);
+        FUZZ_REQUIRE(isfinite(kept) && kept > 0 && recomputed > 0 && recomputed <= kept);
+        FUZZ_REQUIRE(isfinite(cp_activation_bytes(m, 1, 1)));
+    }
 }
 
 static void use_model(const cp_model *m)

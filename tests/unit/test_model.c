@@ -146,6 +146,62 @@ static void test_rejections(void **state)
                   "{\"name\":\"a\",\"shape\":[1048576,1048576,2],\"layer\":0}]}",
                   "2^40", 1);
     expect_reject("{\"dtype\":\"fp32\",\"tensors\":[]}", "missing required key \"name\"", 1);
+    /* the transformer block (eq. M2) */
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                  "{\"name\":\"a\",\"numel\":1,\"layer\":0}],\"compute\":{\"batch\":2},\n"
+                  "\"transformer\":{\"layers\":2,\"hidden\":8,\"heads\":4,\"kv_heads\":3,"
+                  "\"ffn\":32,\"seq\":4}}",
+                  "3 key/value heads do not divide 4 heads", 2);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                  "{\"name\":\"a\",\"numel\":1,\"layer\":0}],\n"
+                  "\"transformer\":{\"layers\":2,\"hidden\":8,\"heads\":4,\"ffn\":32,\"seq\":4}}",
+                  "give compute.batch", 2);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                  "{\"name\":\"a\",\"numel\":1,\"layer\":0}],\"compute\":{\"batch\":2},"
+                  "\"transformer\":{\"layers\":2,\"hidden\":8,\"heads\":16,\"ffn\":32,"
+                  "\"seq\":4}}",
+                  "from 1 to 8, got 16", 1); /* more heads than hidden dimensions */
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                  "{\"name\":\"a\",\"numel\":1,\"layer\":0}],\"compute\":{\"batch\":2},"
+                  "\"transformer\":{\"layers\":2,\"hidden\":8,\"heads\":4,\"ffn\":32,"
+                  "\"seq\":4,\"mlp\":\"relu\"}}",
+                  "unknown value \"relu\"", 1);
+    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                  "{\"name\":\"a\",\"numel\":1,\"layer\":0}],\"compute\":{\"batch\":2},"
+                  "\"transformer\":{\"layers\":2,\"hidden\":8,\"heads\":4,\"ffn\":32}}",
+                  "missing required key \"seq\"", 1);
+}
+
+/* The transformer block as read: kv_heads defaults to heads, mlp to GELU,
+ * dropout to none, vocab (no LM head) to 0. */
+static void test_transformer_block(void **state)
+{
+    cp_model *m = NULL;
+    cp_err e;
+    (void)state;
+    assert_int_equal(load("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
+                          "{\"name\":\"a\",\"numel\":1,\"layer\":0}],\"compute\":{\"batch\":2},"
+                          "\"transformer\":{\"layers\":2,\"hidden\":8,\"heads\":4,\"ffn\":32,"
+                          "\"seq\":4}}",
+                          &m, &e),
+                     CP_OK);
+    assert_int_equal(m->xf.layers, 2);
+    assert_int_equal(m->xf.kv_heads, 4);
+    assert_int_equal(m->xf.vocab, 0);
+    assert_int_equal(m->xf.swiglu, 0);
+    assert_near(m->xf.dropout, 0, 0);
+    cp_model_free(m);
+    assert_int_equal(load("{\"name\":\"x\",\"dtype\":\"bf16\",\"tensors\":["
+                          "{\"name\":\"a\",\"numel\":1,\"layer\":0}],\"compute\":{\"batch\":2},"
+                          "\"transformer\":{\"layers\":2,\"hidden\":8,\"heads\":4,\"kv_heads\":2,"
+                          "\"ffn\":32,\"seq\":4,\"vocab\":10,\"mlp\":\"swiglu\",\"dropout\":0.1}}",
+                          &m, &e),
+                     CP_OK);
+    assert_int_equal(m->xf.kv_heads, 2);
+    assert_int_equal(m->xf.vocab, 10);
+    assert_int_equal(m->xf.swiglu, 1);
+    assert_near(m->xf.dropout, 0.1, 0);
+    cp_model_free(m);
 }
 
 /* Published totals (torchvision weights meta, Hugging Face model cards):
@@ -243,7 +299,7 @@ int main(void)
         cmocka_unit_test(test_worked_example),
         cmocka_unit_test(test_implicit_layers_and_fp16),
         cmocka_unit_test(test_per_layer_times),
-        cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_rejections), cmocka_unit_test(test_transformer_block),
         cmocka_unit_test(test_shipped_model_totals),
         cmocka_unit_test(test_shipped_models_match_csv),
         cmocka_unit_test(test_repeat),

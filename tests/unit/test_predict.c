@@ -589,6 +589,83 @@ static void test_zero3_by_hand(void **state)
     cp_model_free(m);
 }
 
+/* Eq. M2 by hand on a toy transformer: L = 3 blocks, s = 4 tokens, b = 2
+ * samples, h = 8, a = 2 heads, f = 4h = 32, dropout, GELU, no LM head, fp16
+ * activations (E = 2): s b h = 64, s b f = 256, a s^2 b = 64.
+ *   Korthikanti et al.'s 34 s b h + 5 a s^2 b per block: block
+ *     64 (2 (6 + 2) + 2) + 256 x 2 x 2 = 1152 + 1024 = 2176 = 34 x 64;
+ *     scores 64 (2 x 2 + 1) = 320 = 5 x 64; 2496 a block, 7488 for three;
+ *     ends: mask + final norm input 64 (1 + 2) = 192; total 7680 B
+ *   fused attention: 4 a s b = 64 in place of 320: 3 x 2240 + 192 = 6912
+ *   recomputed: the other 2 blocks' inputs of E s b h = 2 x 128 = 256, one
+ *     block rebuilt (its input among its tensors) 2496, ends 192: 2944
+ * A Llama-like variant: fp32 (E = 4), gated SiLU, f = 8 (s b f = 64),
+ * kv_heads 1 of 2, no dropout, an LM head over V = 10:
+ *   block 64 x 4 x (6 + 2 x 1/2) + 64 x 4 x 4 = 1792 + 1024 = 2816;
+ *   scores 64 x 4 = 256; three blocks 9216; ends: final norm 64 x 4 =
+ *   256, head input 256, fp32 log-softmax 4 x 4 x 2 x 10 = 320; 10048 B */
+static void test_activations_by_hand(void **state)
+{
+    static const int64_t numel[] = {100};
+    cp_model *m = make_model(numel, NULL, 1);
+    cp_xformer x = {3, 8, 2, 2, 32, 4, 0, 0, 0.1};
+    (void)state;
+    m->dtype = CP_FP16;
+    m->batch = 2;
+    m->xf = x;
+    assert_near(cp_activation_bytes(m, 0, 0), 7680, 0);
+    assert_near(cp_activation_bytes(m, 0, 1), 6912, 0);
+    assert_near(cp_activation_bytes(m, 1, 0), 2944, 0);
+    m->dtype = CP_FP32;
+    m->xf.ffn = 8;
+    m->xf.kv_heads = 1;
+    m->xf.swiglu = 1;
+    m->xf.dropout = 0;
+    m->xf.vocab = 10;
+    assert_near(cp_activation_bytes(m, 0, 0), 10048, 0);
+    /* no batch or no dimensions: nothing estimated */
+    m->batch = 0;
+    assert_near(cp_activation_bytes(m, 0, 0), 0, 0);
+    m->batch = 2;
+    m->xf.layers = 0;
+    assert_near(cp_activation_bytes(m, 0, 0), 0, 0);
+    cp_model_free(m);
+}
+
+/* What the memory line adds: bert-large (24 blocks, h 1024, a 16, f 4096,
+ * s 128, batch 16, fp32, dropout, no head) on the DGX-1 V100: s b h =
+ * 2,097,152, s b f = 8,388,608, a s^2 b = 4,194,304;
+ *   block 2097152 (4 x 8 + 2) + 8388608 x 4 x 2 = 138,412,032
+ *   scores 4194304 (4 x 2 + 1) = 37,748,736; 24 blocks 4,227,858,432
+ *   ends 2097152 (1 + 4) = 10,485,760; 4,238,344,192 B
+ * and a measured --activation-gb replaces the estimate. */
+static void test_activations_bert_large(void **state)
+{
+    cp_model *m;
+    cp_topo *t;
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_mem mem;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_model_load("models/bert-large.json", &m, &e), CP_OK);
+    assert_int_equal(cp_topo_load("topologies/dgx1-v100.json", &t, &e), CP_OK);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 300;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
+    assert_near(mem.activations, 4238344192.0, 0);
+    assert_true(mem.act_estimated);
+    assert_near(mem.total, mem.states + 4238344192.0, 1e-3);
+    o.activation_gb = 3;
+    assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
+    assert_near(mem.activations, 3e9, 0);
+    assert_false(mem.act_estimated);
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
 /* Eq. M1 on the square (4 GPUs) for the 12 MiB + 4 MiB fp32 model: Psi =
  * 4 Mi parameters, 16 MiB of weights and as much gradient; Adam's two fp32
  * moments 32 MiB.
@@ -1203,6 +1280,7 @@ int main(void)
         cmocka_unit_test(test_horovod_fusion),  cmocka_unit_test(test_copies_by_hand),
         cmocka_unit_test(test_vgg16_mirrored_p100),
         cmocka_unit_test(test_compress_hook_by_hand), cmocka_unit_test(test_mirrored_by_hand),
+        cmocka_unit_test(test_activations_by_hand), cmocka_unit_test(test_activations_bert_large),
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),
         cmocka_unit_test(test_fsdp_grad_op_by_hand),
