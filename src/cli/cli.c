@@ -48,17 +48,14 @@ int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, 
 
 int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out)
 {
-    static const char *const names[] = {"ddp", "horovod", "zero2", "fsdp", "zero3", "mirrored"};
-    static const cp_framework ids[] = {CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP,
-                                       CP_FW_ZERO3, CP_FW_MIRRORED};
-    size_t k;
-    for (k = 0; k < sizeof names / sizeof names[0]; k++)
-        if (strcmp(arg, names[k]) == 0) {
-            *out = ids[k];
+    int f;
+    for (f = CP_FW_DDP; f <= CP_FW_ZERO1; f++)
+        if (strcmp(arg, cp_framework_name((cp_framework)f)) == 0) {
+            *out = (cp_framework)f;
             return CP_OK;
         }
-    return cli_usage(cmd, "--framework: expected ddp, horovod, zero2, fsdp, zero3 or mirrored, "
-                          "got '%s'", arg);
+    return cli_usage(cmd, "--framework: expected ddp, horovod, zero1, zero2, fsdp, zero3 or "
+                          "mirrored, got '%s'", arg);
 }
 
 /* --fsdp-wrap layer|block|MB: the FSDP unit policy (cp_predict_opts). */
@@ -121,7 +118,7 @@ int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
         return cli_usage(cmd, "--fsdp-sharding is for --framework fsdp");
     if (p->comm_hook && p->framework != CP_FW_DDP)
         return cli_usage(cmd, "--comm-hook is a DDP communication hook (--framework ddp)");
-    if (p->framework != CP_FW_ZERO2 && p->framework != CP_FW_ZERO3)
+    if (!cp_framework_zero12(p->framework) && p->framework != CP_FW_ZERO3)
         return CP_OK;
     if (!bucket_given)
         p->bucket_mb = 0; /* DeepSpeed's reduce_bucket_size, 5e8 elements */

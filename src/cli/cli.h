@@ -65,7 +65,7 @@ enum { CLI_OPT_ACCUM = 1000, CLI_OPT_VIEW, CLI_OPT_JITTER, CLI_OPT_FW, CLI_OPT_W
  * CP_OK, a usage error (2), or -1 when c is not one of them. */
 int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p);
 
-/* --framework ddp|horovod|zero2|fsdp|zero3|mirrored; 0 or a usage error (2). */
+/* --framework ddp|horovod|zero1|zero2|fsdp|zero3|mirrored; 0 or a usage error (2). */
 int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out);
 
 /* What the chosen framework makes of the other options, once all are

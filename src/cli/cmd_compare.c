@@ -19,7 +19,7 @@ static const char help[] =
     "                           [-s S1,S2..] [--hosts N] [--gpus G] [--compute-ms T] [--mfu F]\n"
     "                           [--bucket-mb B] [--compute-scale F] [--grad-dtype T]\n"
     "                           [--accum-steps K] [--bucket-view]\n"
-    "                           [--framework ddp|horovod|zero2|fsdp|zero3|mirrored]\n"
+    "                           [--framework ddp|horovod|zero1|zero2|fsdp|zero3|mirrored]\n"
     "                           [--jitter CV]\n"
     "                           [--fsdp-wrap block|layer|MB] [--fsdp-sharding S]\n"
     "                           [--comm-hook none|fp16|bf16]\n"

@@ -49,12 +49,13 @@ static const char help[] =
     "      --mfu F             FLOPs utilisation for that estimate (default 0.5)\n"
     "      --compute-scale F   multiply compute by F (what-if: 0.3 for mixed precision)\n"
     "      --framework F       ddp (PyTorch DistributedDataParallel, default), horovod,\n"
-    "                          zero2 (DeepSpeed ZeRO stage 2: reduce-scatter, shard step,\n"
-    "                          all-gather), fsdp (PyTorch FSDP) or zero3 (DeepSpeed\n"
-    "                          ZeRO stage 3 with its default prefetch, persistence,\n"
-    "                          reuse and bucket sizes), mirrored (TensorFlow\n"
-    "                          MirroredStrategy: one pack of every gradient\n"
-    "                          all-reduced after backward)\n"
+    "                          zero1 (DeepSpeed ZeRO stage 1: reduce-scatter after\n"
+    "                          backward, shard step, all-gather), zero2 (stage 2: the\n"
+    "                          reduce-scatters during backward, gradients sharded),\n"
+    "                          fsdp (PyTorch FSDP), zero3 (DeepSpeed ZeRO stage 3 with\n"
+    "                          its default prefetch, persistence, reuse and bucket\n"
+    "                          sizes) or mirrored (TensorFlow MirroredStrategy: one\n"
+    "                          pack of every gradient all-reduced after backward)\n"
     "      --fsdp-wrap W       FSDP units: block (default; one per numbered block, as\n"
     "                          transformer_auto_wrap_policy, the rest in the root\n"
     "                          unit), layer (every model layer), or MB (consecutive\n"
@@ -65,7 +66,7 @@ static const char help[] =
     "                          to backward), hybrid (HYBRID_SHARD: shard inside each\n"
     "                          host, all-reduce the shards across hosts) or\n"
     "                          hybrid-grad-op (_HYBRID_SHARD_ZERO2)\n"
-    "      --bucket-mb B       DDP bucket_cap_mb (MiB, default 25); ZeRO-2 and ZeRO-3\n"
+    "      --bucket-mb B       DDP bucket_cap_mb (MiB, default 25); ZeRO-1, -2 and -3\n"
     "                          reduce buckets (default 5e8 elements)\n"
     "      --first-bucket-mb B DDP first bucket (MiB, default 1)\n"
     "      --fusion-mb B       Horovod fusion threshold (MiB, default 64)\n"
@@ -106,11 +107,11 @@ static const char help[] =
     "                          across hosts, with the network reducing (SHARP)\n"
     "      --sweep-bucket MIN:MAX  iteration time for bucket caps (MiB) from MIN to MAX\n"
     "                          (powers of two, plus 25) and the best bucket_cap_mb\n"
-    "                          (DDP) or reduce bucket (ZeRO-2, ZeRO-3)\n"
+    "                          (DDP) or reduce bucket (ZeRO-1, -2, -3)\n"
     "      --frameworks        the first strategy (default auto) under ddp, horovod,\n"
-    "                          zero2, every FSDP sharding, zero3 and mirrored: iteration time,\n"
-    "                          model states per GPU, whether they fit, and the fastest\n"
-    "                          that fits (plain table or --csv)\n"
+    "                          zero1, zero2, every FSDP sharding, zero3 and mirrored:\n"
+    "                          iteration time, model states per GPU, whether they\n"
+    "                          fit, and the fastest that fits (plain table or --csv)\n"
     "      --scaling           the first strategy (default auto) on 1, 2, 4, .. GPUs of\n"
     "                          one host up to all of them (or --gpus), then on 2, 4, ..\n"
     "                          hosts up to --hosts: iteration, speed-up over one GPU\n"
@@ -330,7 +331,7 @@ static void print_memory(const opts *o, const cp_mem *m)
            m->states / 1e9, m->weights / 1e9, m->grads / 1e9,
            o->p.optimizer == CP_OPT_SGD ? "SGD momentum" : "Adam", m->optim / 1e9,
            m->buffers / 1e9);
-    if (cp_framework_sharded(o->p.framework) && o->p.framework != CP_FW_ZERO2)
+    if (cp_framework_sharded(o->p.framework) && !cp_framework_zero12(o->p.framework))
         printf(", gathered %.3f", m->gathered / 1e9);
     printf(")");
     if (m->activations > 0)
@@ -356,6 +357,7 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
            pr->model->name, pr->topo->name, pr->topo->ngpus,
            o->p.framework == CP_FW_HOROVOD ? "Horovod fusion"
            : o->p.framework == CP_FW_ZERO2 ? "ZeRO-2 (reduce-scatter, all-gather)"
+           : o->p.framework == CP_FW_ZERO1 ? "ZeRO-1 (reduce-scatter after backward, all-gather)"
            : o->p.framework == CP_FW_FSDP  ? fsdp_title(o->p.fsdp_sharding)
            : o->p.framework == CP_FW_ZERO3 ? "ZeRO-3 (prefetched gathers, reduce buckets)"
            : o->p.framework == CP_FW_MIRRORED ? "MirroredStrategy (one pack after backward)"

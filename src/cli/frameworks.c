@@ -21,6 +21,7 @@ typedef struct variant {
 static const variant variants[] = {
     {"ddp", CP_FW_DDP, 0},
     {"horovod", CP_FW_HOROVOD, 0},
+    {"zero1", CP_FW_ZERO1, 0},
     {"zero2", CP_FW_ZERO2, 0},
     {"fsdp", CP_FW_FSDP, 0},
     {"fsdp grad-op", CP_FW_FSDP, CP_SHARD_GRAD_OP},
@@ -55,7 +56,7 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
         o.framework = variants[k].fw;
         o.fsdp_sharding = variants[k].sharding;
         o.comm_hook = o.framework == CP_FW_DDP ? base->comm_hook : 0;
-        if (!bucket_given && (o.framework == CP_FW_ZERO2 || o.framework == CP_FW_ZERO3))
+        if (!bucket_given && (cp_framework_zero12(o.framework) || o.framework == CP_FW_ZERO3))
             o.bucket_mb = 0; /* DeepSpeed's reduce_bucket_size */
         cp_predictor *use = have_first ? &pr : &first;
         if ((rc = cp_predictor_init_like(use, m, t, &o, have_first ? &first : NULL, e)))

@@ -80,6 +80,12 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
         out->optim = psi * K;
         out->buffers = least(o->fusion_mb * MIB, psi * g);
         break;
+    case CP_FW_ZERO1: /* every gradient kept: reduced at the accumulation boundary */
+        out->weights = psi * g;
+        out->grads = psi * g;
+        out->optim = psi * K / n;
+        out->buffers = least(cap, psi * g);
+        break;
     case CP_FW_ZERO2:
         out->weights = psi * g;
         out->grads = psi * g / n;

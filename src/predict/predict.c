@@ -20,6 +20,13 @@ const char *cp_strategy_name(cp_strategy s)
     return (unsigned)s < CP_STRATEGIES ? strategy_names[s] : "?";
 }
 
+const char *cp_framework_name(cp_framework f)
+{
+    static const char *const names[] = {"ddp",   "horovod",  "zero2", "fsdp",
+                                        "zero3", "mirrored", "zero1"};
+    return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "?";
+}
+
 int cp_strategy_parse(const char *name, cp_strategy *out)
 {
     int i;

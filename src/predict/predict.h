@@ -33,18 +33,26 @@ typedef enum cp_strategy {
 } cp_strategy;
 
 /* DDP, Horovod and TensorFlow's MirroredStrategy all-reduce gradients
- * (this file); ZeRO-2, FSDP and ZeRO-3 shard them (sharded.h). */
+ * (this file); ZeRO-1, ZeRO-2, FSDP and ZeRO-3 shard them (sharded.h). */
 typedef enum cp_framework {
-    CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP, CP_FW_ZERO3, CP_FW_MIRRORED
+    CP_FW_DDP, CP_FW_HOROVOD, CP_FW_ZERO2, CP_FW_FSDP, CP_FW_ZERO3, CP_FW_MIRRORED, CP_FW_ZERO1
 } cp_framework;
 
 /* 1 for the frameworks that reduce-scatter gradients and gather parameters. */
 static inline int cp_framework_sharded(cp_framework f)
 {
-    return f == CP_FW_ZERO2 || f == CP_FW_FSDP || f == CP_FW_ZERO3;
+    return f == CP_FW_ZERO1 || f == CP_FW_ZERO2 || f == CP_FW_FSDP || f == CP_FW_ZERO3;
+}
+
+/* 1 for DeepSpeed's stages 1 and 2, which keep every parameter and gather
+ * them after the step. */
+static inline int cp_framework_zero12(cp_framework f)
+{
+    return f == CP_FW_ZERO1 || f == CP_FW_ZERO2;
 }
 
 const char *cp_strategy_name(cp_strategy s);
+const char *cp_framework_name(cp_framework f); /* as --framework takes it: "ddp", ... */
 int cp_strategy_parse(const char *name, cp_strategy *out); /* 0 or -1 */
 
 typedef struct cp_predict_opts {

@@ -162,35 +162,39 @@ static int micro_spans(cp_prediction *out, double start, double fwd_end, double 
 
 /* Eq. Z1, ZeRO-2: reduce-scatter the buckets during backward (every
  * micro-batch's, eq. Z4), step the optimizer on the shard, all-gather the
- * parameters.  *end: the iteration without the optimizer. */
+ * parameters.  ZeRO-1 reduce-scatters them once, after the last
+ * micro-batch's backward.  *end: the iteration without the optimizer. */
 static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o, int keep,
                      cp_prediction *out, double *end, cp_err *e)
 {
     cp_buckets bk;
     double cap = cp_zero_bucket_bytes(p, o);
     double stream = 0, total = 0, full, micro = p->comp.fwd_total + p->comp.bwd_total;
-    int i, k, n, K = o->accum_steps > 1 ? o->accum_steps : 1;
+    double backward_end = p->comp.lead_ms + micro;
+    int stage1 = o->framework == CP_FW_ZERO1;
+    int i, k, n, K = o->accum_steps > 1 ? o->accum_steps : 1, reduces = stage1 ? 1 : K;
     int rc = cp_buckets_ddp(p->model, &p->comp, p->elem_bytes, cap, cap, &bk, e);
     if (rc)
         return rc;
     for (i = 0; i < bk.n; i++)
         total += bk.b[i].bytes;
     /* reduce-scatters, then the full all-gathers and the rest */
-    if ((rc = alloc_runs(out, keep, bk.n, K, 2, &n, e))) {
+    if ((rc = alloc_runs(out, keep, bk.n, reduces, 2, &n, e))) {
         cp_buckets_free(&bk);
         return rc;
     }
     /* eq. Z4: every micro-batch reduce-scatters its buckets; the bucket
      * times are the last micro-batch's, k earlier ones k x micro before */
-    for (k = K - 1; k >= 0; k--)
+    for (k = reduces - 1; k >= 0; k--)
         for (i = 0; i < bk.n; i++)
             if (issue(p, s, CP_OP_REDUCESCATTER, bk.b[i].bytes, bk.b[i].count,
-                      bk.b[i].ready_ms - k * micro, &stream, out, n) < 0) {
+                      stage1 ? backward_end : bk.b[i].ready_ms - k * micro, &stream, out,
+                      n) < 0) {
                 cp_buckets_free(&bk);
                 return 1;
             }
     cp_buckets_free(&bk);
-    *end = p->comp.lead_ms + p->comp.fwd_total + p->comp.bwd_total;
+    *end = backward_end;
     if (stream > *end)
         *end = stream;
     /* the optimizer steps the shard, then the new parameters are gathered */
@@ -741,10 +745,7 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
                  "%s shards gradients with ReduceScatter and AllGather, which %s cannot "
                  "run (ring, auto and best can: NCCL's tree, hier, CollNet and the "
                  "parameter server are AllReduce algorithms)",
-                 o->framework == CP_FW_FSDP    ? "fsdp"
-                 : o->framework == CP_FW_ZERO3 ? "zero3"
-                                               : "zero2",
-                 cp_strategy_name(s));
+                 cp_framework_name(o->framework), cp_strategy_name(s));
         return CP_OK;
     }
     if (rc)

@@ -403,6 +403,57 @@ static void test_zero2_by_hand(void **state)
     square_close(&c);
 }
 
+/* ZeRO-1 (eq. Z1) on the machine of test_zero2_by_hand: nothing is
+ * reduced until backward ends at 30 ms.
+ *   RS t1: 30 -> 30.06591456; RS t0: -> 30.25765824
+ *   optimizer on the shard, 1 ms -> 31.25765824
+ *   all-gather 4 x 0.06591456 -> 31.52131648
+ * compute 31; comm 0.52131648, all of it exposed (ZeRO-2 hid RS t1).
+ * Two micro-batches (eq. Z4, stage 1): the first reduces nothing, the
+ * second's backward ends at 60: iteration 61.52131648, comm still
+ * 0.52131648; ZeRO-2 reduce-scatters both micro-batches' buckets (comm
+ * 2 x 0.25765824 + 0.26365824 = 0.77897472) and ends at 60.19174368 + 1 +
+ * 0.26365824 = 61.45540192. */
+static void test_zero1_by_hand(void **state)
+{
+    square_case c;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    (void)state;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 34;
+    o.framework = CP_FW_ZERO1;
+    o.bucket_mb = 4;
+    square_open_with(&c, &o, 0, 4);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
+    assert_int_equal(p.nruns, 3);
+    assert_near(p.runs[0].start_ms, 30.0, 1e-9);
+    assert_near(p.runs[0].finish_ms, 30.06591456, 1e-9);
+    assert_near(p.runs[1].finish_ms, 30.25765824, 1e-9);
+    assert_near(p.runs[2].start_ms, 31.25765824, 1e-9);
+    assert_near(p.iteration_ms, 31.52131648, 1e-9);
+    assert_near(p.compute_ms, 31.0, 1e-9);
+    assert_near(p.comm_ms, 0.52131648, 1e-9);
+    assert_near(p.exposed_ms, 0.52131648, 1e-9);
+    cp_prediction_free(&p);
+    square_close(&c);
+    o.accum_steps = 2;
+    square_open_with(&c, &o, 0, 4);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 0, &p, &e), CP_OK);
+    assert_near(p.iteration_ms, 61.52131648, 1e-9);
+    assert_near(p.comm_ms, 0.52131648, 1e-9);
+    cp_prediction_free(&p);
+    square_close(&c);
+    o.framework = CP_FW_ZERO2;
+    square_open_with(&c, &o, 0, 4);
+    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 0, &p, &e), CP_OK);
+    assert_near(p.iteration_ms, 61.45540192, 1e-9);
+    assert_near(p.comm_ms, 0.77897472, 1e-9);
+    cp_prediction_free(&p);
+    square_close(&c);
+}
+
 /* FSDP (eq. Z2), same machine and compute; every layer a unit, gathers of
  * 12 MiB 0.19174368 ms and 4 MiB 0.06591456 ms, reduce-scatters the same.
  * Forward: AG0 [0, 0.19174368], AG1 [0.19174368, 0.25765824] (no layer to
@@ -675,8 +726,10 @@ static void test_activations_bert_large(void **state)
  *     2) = 18 x 4 Mi = 75,497,472 B
  *   Horovod: as DDP, its 64 MiB fusion buffer capped by the 16 MiB of
  *     gradients: 80 MiB
+ *   ZeRO-1: weights 16, gradients 16 (every one kept), Adam 32 / 4, the
+ *     reduce bucket (5e8 elements, more than the model) 16: 56 MiB
  *   ZeRO-2: weights 16, gradients 16 / 4, Adam 32 / 4, the reduce bucket
- *     (5e8 elements, more than the model) 16: 44 MiB
+ *     16: 44 MiB
  *   FSDP, every layer a unit: 16 / 4 + 16 / 4 + 32 / 4 = 16, gathered two
  *     units (12 + 4) and the largest unit's gradient (12): 28: 44 MiB; with
  *     SHARD_GRAD_OP every parameter (16) and a unit's gradient (12): 44 MiB
@@ -695,6 +748,7 @@ static void test_model_states_by_hand(void **state)
         {CP_FW_DDP, 0, 0, CP_OPT_SGD, 0, 64 * MIB},
         {CP_FW_DDP, 0, 0, CP_OPT_ADAM, 2, 75497472},
         {CP_FW_HOROVOD, 0, 0, CP_OPT_ADAM, 0, 80 * MIB},
+        {CP_FW_ZERO1, 0, 0, CP_OPT_ADAM, 0, 56 * MIB},
         {CP_FW_ZERO2, 0, 0, CP_OPT_ADAM, 0, 44 * MIB},
         {CP_FW_FSDP, 0, 0, CP_OPT_ADAM, 0, 44 * MIB},
         {CP_FW_FSDP, CP_SHARD_GRAD_OP, 0, CP_OPT_ADAM, 0, 44 * MIB},
@@ -715,7 +769,7 @@ static void test_model_states_by_hand(void **state)
         o.bucket_view = cases[i].view;
         o.optimizer = cases[i].optimizer;
         o.grad_bytes = cases[i].grad_bytes;
-        if (cases[i].fw == CP_FW_ZERO2 || cases[i].fw == CP_FW_ZERO3)
+        if (cp_framework_zero12(cases[i].fw) || cases[i].fw == CP_FW_ZERO3)
             o.bucket_mb = 0; /* DeepSpeed's default, as the command line sets it */
         square_open_with(&c, &o, 0, 0);
         assert_int_equal(cp_model_states(&c.pr, &c.o, &mem, &e), CP_OK);
@@ -733,7 +787,8 @@ static void test_model_states_by_hand(void **state)
 /* The ZeRO paper's Table 1 (Rajbhandari et al., SC'20): a 7.5B-parameter
  * model, mixed-precision Adam (K = 12), 64 GPUs: (2 + 2 + 12) x 7.5e9 = 120
  * GB per GPU under plain data parallelism, 2 x 7.5e9 + 14 x 7.5e9 / 64 =
- * 16.6 GB with optimizer states and gradients partitioned (stage 2), 16 x
+ * 31.4 GB with optimizer states partitioned (stage 1: 4 x 7.5e9 + 12 x
+ * 7.5e9 / 64 = 31.40625e9), 16.6 GB with gradients too (stage 2), 16 x
  * 7.5e9 / 64 = 1.9 GB with parameters too (stage 3).  The paper counts no
  * buffers and no gathered parameters; neither do these sums.  Eight DGX
  * A100 hosts: 64 GPUs of 42.95 GB. */
@@ -757,6 +812,9 @@ static void test_model_states_zero_paper(void **state)
     assert_near(mem.total, 120e9, 1e-3);
     assert_true(mem.total > mem.capacity); /* does not fit a 40 GB A100 */
     assert_near(mem.capacity, 42.95e9, 1e-3);
+    o.framework = CP_FW_ZERO1;
+    assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
+    assert_near(mem.weights + mem.grads + mem.optim, 30e9 + 12 * 7.5e9 / 64, 1e-3);
     o.framework = CP_FW_ZERO2;
     assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
     assert_near(mem.weights + mem.grads + mem.optim, 15e9 + 14 * 7.5e9 / 64, 1e-3);
@@ -1040,16 +1098,31 @@ static void test_compute_estimate_by_hand(void **state)
 /* Invariants (issue 4): iteration >= compute, exposed <= comm; a machine
  * with every link 10x faster never predicts a slower iteration; one GPU:
  * iteration = compute. */
-/* DDP to ZeRO-3, FSDP's other sharding strategies (eq. Z3), then
- * MirroredStrategy: the variants the invariant and one-GPU tests run. */
-#define NVARIANTS (CP_FW_ZERO3 + 5)
+/* Every framework, and FSDP under each sharding strategy (eq. Z3): the
+ * variants the invariant and one-GPU tests run. */
+static const struct {
+    cp_framework fw;
+    int sharding;
+} variants[] = {
+    {CP_FW_DDP, 0},
+    {CP_FW_HOROVOD, 0},
+    {CP_FW_ZERO1, 0},
+    {CP_FW_ZERO2, 0},
+    {CP_FW_FSDP, 0},
+    {CP_FW_FSDP, CP_SHARD_GRAD_OP},
+    {CP_FW_FSDP, CP_SHARD_HYBRID},
+    {CP_FW_FSDP, CP_SHARD_HYBRID | CP_SHARD_GRAD_OP},
+    {CP_FW_ZERO3, 0},
+    {CP_FW_MIRRORED, 0},
+};
+#define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
+
 static void set_variant(cp_predict_opts *o, int v)
 {
-    static const int sharding[] = {CP_SHARD_GRAD_OP, CP_SHARD_HYBRID,
-                                   CP_SHARD_HYBRID | CP_SHARD_GRAD_OP};
-    int sharded = v > CP_FW_ZERO3 && v < NVARIANTS - 1;
-    o->framework = v <= CP_FW_ZERO3 ? (cp_framework)v : sharded ? CP_FW_FSDP : CP_FW_MIRRORED;
-    o->fsdp_sharding = sharded ? sharding[v - CP_FW_ZERO3 - 1] : 0;
+    o->framework = variants[v].fw;
+    o->fsdp_sharding = variants[v].sharding;
+    if (cp_framework_zero12(o->framework) || o->framework == CP_FW_ZERO3)
+        o->bucket_mb = 0; /* DeepSpeed's default, as the command line sets it */
 }
 
 static void check_invariants(const char *model, const char *topo, int hosts)
@@ -1072,8 +1145,6 @@ static void check_invariants(const char *model, const char *topo, int hosts)
         cp_predict_opts_default(&o);
         o.compute_ms = 250;
         set_variant(&o, fw);
-        if (fw == CP_FW_ZERO2 || fw == CP_FW_ZERO3)
-            o.bucket_mb = 0; /* DeepSpeed's default, as the command line sets it */
         assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
         assert_int_equal(cp_predictor_init(&pf, m, fast, &o, &e), CP_OK);
         for (s = 0; s < CP_STRATEGIES; s++) {
@@ -1282,6 +1353,7 @@ int main(void)
         cmocka_unit_test(test_compress_hook_by_hand), cmocka_unit_test(test_mirrored_by_hand),
         cmocka_unit_test(test_activations_by_hand), cmocka_unit_test(test_activations_bert_large),
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
+        cmocka_unit_test(test_zero1_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),
         cmocka_unit_test(test_fsdp_grad_op_by_hand),
         cmocka_unit_test(test_sharded_accumulation_by_hand),
