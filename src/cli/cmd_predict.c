@@ -396,6 +396,9 @@ static int print_json(const opts *o, const cp_predictor *pr, const cp_prediction
                                                     ? cli_real(mem->activations / 1e9, 4)
                                                     : json_null());
     json_object_set_new(root, "activations_estimated", json_boolean(mem->act_estimated));
+    json_object_set_new(root, "max_batch",
+                        mem->max_batch >= 0 ? json_integer((json_int_t)mem->max_batch)
+                                            : json_null());
     json_object_set_new(root, "gpu_memory_gb",
                         mem->capacity > 0 ? cli_real(mem->capacity / 1e9, 2) : json_null());
     for (k = 0; k < o->nlist; k++) {

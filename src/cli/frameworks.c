@@ -78,33 +78,36 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
         return rc;
     if (csv)
         printf("framework,available,iteration_ms,exposed_comm_ms,model_states_gb,"
-               "gpu_memory_gb,fits\n");
+               "gpu_memory_gb,fits,max_batch\n");
     else
         printf("# frameworks: %s on %s (%d GPUs), strategy %s; model states per GPU "
                "(eq. M1), %s\n"
-               "%-20s %12s %11s %16s %5s\n",
+               "%-20s %12s %11s %16s %5s %9s\n",
                m->name, t->name, t->ngpus, cp_strategy_name(s),
                base->activation_gb > 0 ? "fits with the activations given"
                : mem[0].act_estimated  ? "fits with the activations estimated (eq. M2)"
                                        : "activations not counted",
-               "framework", "iteration_ms", "exposed_ms", "model_states_gb", "fits");
+               "framework", "iteration_ms", "exposed_ms", "model_states_gb", "fits",
+               "max_batch");
     for (k = 0; k < NVAR; k++) {
         const cp_prediction *p = &res[k];
-        char cap[32] = ""; /* empty when the topology does not say */
+        char cap[32] = "", maxb[32] = ""; /* empty when not known */
         if (mem[k].capacity > 0)
             snprintf(cap, sizeof cap, "%.2f", mem[k].capacity / 1e9);
+        if (mem[k].max_batch >= 0)
+            snprintf(maxb, sizeof maxb, "%.0f", mem[k].max_batch);
         if (csv && p->available)
-            printf("%s,1,%.4f,%.4f,%.4f,%s,%s\n", variants[k].name, p->iteration_ms,
-                   p->exposed_ms, mem[k].states / 1e9, cap, fits(&mem[k]));
+            printf("%s,1,%.4f,%.4f,%.4f,%s,%s,%s\n", variants[k].name, p->iteration_ms,
+                   p->exposed_ms, mem[k].states / 1e9, cap, fits(&mem[k]), maxb);
         else if (csv)
-            printf("%s,0,,,%.4f,%s,%s\n", variants[k].name, mem[k].states / 1e9, cap,
-                   fits(&mem[k]));
+            printf("%s,0,,,%.4f,%s,%s,%s\n", variants[k].name, mem[k].states / 1e9, cap,
+                   fits(&mem[k]), maxb);
         else if (p->available)
-            printf("%-20s %12.2f %11.2f %16.3f %5s\n", variants[k].name, p->iteration_ms,
-                   p->exposed_ms, mem[k].states / 1e9, fits(&mem[k]));
+            printf("%-20s %12.2f %11.2f %16.3f %5s %9s\n", variants[k].name, p->iteration_ms,
+                   p->exposed_ms, mem[k].states / 1e9, fits(&mem[k]), maxb[0] ? maxb : "-");
         else
-            printf("%-20s %12s %11s %16.3f %5s  (%s)\n", variants[k].name, "-", "-",
-                   mem[k].states / 1e9, fits(&mem[k]), p->why_not);
+            printf("%-20s %12s %11s %16.3f %5s %9s  (%s)\n", variants[k].name, "-", "-",
+                   mem[k].states / 1e9, fits(&mem[k]), maxb[0] ? maxb : "-", p->why_not);
         cp_prediction_free(&res[k]);
     }
     if (!csv) {

@@ -2,6 +2,7 @@
  * memory.c - model-state memory per GPU under each framework (see
  * memory.h and docs/model.md, eq. M1).
  */
+#include <math.h>
 #include <string.h>
 
 #include "predict/memory.h"
@@ -112,5 +113,10 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
         out->act_estimated = out->activations > 0;
     }
     out->total = out->states + out->activations;
+    out->max_batch = -1;
+    if (out->activations > 0 && m->batch > 0 && out->capacity > 0) {
+        double per_sample = out->activations / m->batch, room = out->capacity - out->states;
+        out->max_batch = room > 0 ? floor(room / per_sample) : 0;
+    }
     return CP_OK;
 }

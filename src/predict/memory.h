@@ -35,6 +35,8 @@ typedef struct cp_mem {
     int act_estimated;  /* 1 when activations is eq. M2's estimate */
     double total;     /* states + activations */
     double capacity;  /* the GPU's memory, bytes (its capacity_gb); 0 unknown */
+    double max_batch; /* the largest per-GPU micro-batch whose activations fit beside
+                         the states (activations grow with the batch); -1 unknown */
 } cp_mem;
 
 /* Optimizer state bytes per parameter (K above) for o->optimizer with
