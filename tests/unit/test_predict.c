@@ -136,6 +136,25 @@ static void square_close(square_case *c)
     cp_model_free(c->m);
 }
 
+/* The machine of the sharded by-hand cases: 34 ms of compute with a 4 ms
+ * optimizer step, framework fw (ZeRO buckets of 4 MiB, FSDP every layer a
+ * unit under `sharding`), accum micro-batches. */
+static void sharded_square_open(square_case *c, cp_framework fw, int sharding, int accum)
+{
+    cp_predict_opts o;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 34;
+    o.framework = fw;
+    o.accum_steps = accum;
+    if (fw == CP_FW_FSDP) {
+        o.fsdp_wrap_mb = CP_WRAP_LAYER;
+        o.fsdp_sharding = sharding;
+    } else {
+        o.bucket_mb = 4;
+    }
+    square_open_with(c, &o, 0, 4);
+}
+
 /* Four GPUs in an NVLink square (25 GB/s, 1 us hops, uncalibrated): ring
  * AllReduce T(S) = 6 us + 1.5 S / 50e3 us (test_collective.c).
  * Model: layer 0 a 12 MiB tensor, layer 1 a 4 MiB tensor, 30 ms split by
@@ -374,15 +393,10 @@ static void test_accumulation_by_hand(void **state)
 static void test_zero2_by_hand(void **state)
 {
     square_case c;
-    cp_predict_opts o;
     cp_prediction p;
     cp_err e;
     (void)state;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 34;
-    o.framework = CP_FW_ZERO2;
-    o.bucket_mb = 4;
-    square_open_with(&c, &o, 0, 4);
+    sharded_square_open(&c, CP_FW_ZERO2, 0, 1);
     assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
     assert_true(p.available);
     assert_int_equal(p.nruns, 3);
@@ -411,21 +425,15 @@ static void test_zero2_by_hand(void **state)
  * compute 31; comm 0.52131648, all of it exposed (ZeRO-2 hid RS t1).
  * Two micro-batches (eq. Z4, stage 1): the first reduces nothing, the
  * second's backward ends at 60: iteration 61.52131648, comm still
- * 0.52131648; ZeRO-2 reduce-scatters both micro-batches' buckets (comm
- * 2 x 0.25765824 + 0.26365824 = 0.77897472) and ends at 60.19174368 + 1 +
- * 0.26365824 = 61.45540192. */
+ * 0.52131648 (ZeRO-2 reduce-scatters both micro-batches' buckets:
+ * test_sharded_accumulation_by_hand). */
 static void test_zero1_by_hand(void **state)
 {
     square_case c;
-    cp_predict_opts o;
     cp_prediction p;
     cp_err e;
     (void)state;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 34;
-    o.framework = CP_FW_ZERO1;
-    o.bucket_mb = 4;
-    square_open_with(&c, &o, 0, 4);
+    sharded_square_open(&c, CP_FW_ZERO1, 0, 1);
     assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
     assert_int_equal(p.nruns, 3);
     assert_near(p.runs[0].start_ms, 30.0, 1e-9);
@@ -438,18 +446,10 @@ static void test_zero1_by_hand(void **state)
     assert_near(p.exposed_ms, 0.52131648, 1e-9);
     cp_prediction_free(&p);
     square_close(&c);
-    o.accum_steps = 2;
-    square_open_with(&c, &o, 0, 4);
+    sharded_square_open(&c, CP_FW_ZERO1, 0, 2);
     assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 0, &p, &e), CP_OK);
     assert_near(p.iteration_ms, 61.52131648, 1e-9);
     assert_near(p.comm_ms, 0.52131648, 1e-9);
-    cp_prediction_free(&p);
-    square_close(&c);
-    o.framework = CP_FW_ZERO2;
-    square_open_with(&c, &o, 0, 4);
-    assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 0, &p, &e), CP_OK);
-    assert_near(p.iteration_ms, 61.45540192, 1e-9);
-    assert_near(p.comm_ms, 0.77897472, 1e-9);
     cp_prediction_free(&p);
     square_close(&c);
 }
@@ -467,15 +467,10 @@ static void test_zero1_by_hand(void **state)
 static void test_fsdp_by_hand(void **state)
 {
     square_case c;
-    cp_predict_opts o;
     cp_prediction p;
     cp_err e;
     (void)state;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 34;
-    o.framework = CP_FW_FSDP;
-    o.fsdp_wrap_mb = CP_WRAP_LAYER;
-    square_open_with(&c, &o, 0, 4);
+    sharded_square_open(&c, CP_FW_FSDP, 0, 1);
     assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
     assert_true(p.available);
     assert_int_equal(p.nruns, 6);
@@ -519,16 +514,10 @@ static void test_fsdp_by_hand(void **state)
 static void test_sharded_accumulation_by_hand(void **state)
 {
     square_case c;
-    cp_predict_opts o;
     cp_prediction p;
     cp_err e;
     (void)state;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 34;
-    o.framework = CP_FW_ZERO2;
-    o.bucket_mb = 4;
-    o.accum_steps = 2;
-    square_open_with(&c, &o, 0, 4);
+    sharded_square_open(&c, CP_FW_ZERO2, 0, 2);
     assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
     assert_int_equal(p.nruns, 5);
     assert_near(p.runs[2].start_ms, 45.0, 1e-9);
@@ -538,10 +527,7 @@ static void test_sharded_accumulation_by_hand(void **state)
     assert_near(p.comm_ms, 0.77897472, 1e-9);
     cp_prediction_free(&p);
     square_close(&c);
-    o.framework = CP_FW_FSDP;
-    o.bucket_mb = 25;
-    o.fsdp_wrap_mb = CP_WRAP_LAYER;
-    square_open_with(&c, &o, 0, 4);
+    sharded_square_open(&c, CP_FW_FSDP, 0, 2);
     assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
     assert_int_equal(p.nruns, 12);
     assert_near(p.runs[6].start_ms, 30.44940192, 1e-9);
@@ -841,16 +827,10 @@ static void test_model_states_zero_paper(void **state)
 static void test_fsdp_grad_op_by_hand(void **state)
 {
     square_case c;
-    cp_predict_opts o;
     cp_prediction p;
     cp_err e;
     (void)state;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 34;
-    o.framework = CP_FW_FSDP;
-    o.fsdp_wrap_mb = CP_WRAP_LAYER;
-    o.fsdp_sharding = CP_SHARD_GRAD_OP;
-    square_open_with(&c, &o, 0, 4);
+    sharded_square_open(&c, CP_FW_FSDP, CP_SHARD_GRAD_OP, 1);
     assert_int_equal(cp_predict(&c.pr, CP_S_RING, &c.o, 1, &p, &e), CP_OK);
     assert_true(p.available);
     assert_int_equal(p.nruns, 4);
