@@ -13,6 +13,7 @@
 #include "load/load.h"
 #include "out/svg.h"
 #include "plan/plan_predict.h"
+#include "predict/memory.h"
 
 static const char help[] =
     "usage: coarse-plan compare -m MODEL[,MODEL..] -t TOPO[,TOPO..] -o FILE.csv\n"
@@ -30,7 +31,10 @@ static const char help[] =
     "row each (written atomically; \"-\" for standard output):\n"
     "  model,topology,gpus,memdev_gbs,memdev_reduce_gbs,strategy,available,\n"
     "  iteration_ms,compute_ms,comm_ms,exposed_comm_ms,speedup_vs_ring,\n"
-    "  compute_source,note\n"
+    "  model_states_gb,activations_gb,gpu_memory_gb,fits,compute_source,note\n"
+    "(model states per GPU, docs/model.md eq. M1; activations estimated by\n"
+    "eq. M2 when the model gives its transformer dimensions, else empty; fits\n"
+    "yes, no, or ? when the machine gives no GPU memory)\n"
     "-m and -t may repeat.  --gpus G uses the first G GPUs of each host.\n"
     "Strategies default to ring,tree,auto,ps,proxy,coarse;\n"
     "one a machine cannot run gets available=0 and the reason in `note`.\n"
@@ -172,17 +176,36 @@ static void set_memdevs(cp_topo *t, double gbs, double reduce)
             t->nodes[i].reduce_gbs = reduce;
 }
 
+/* model_states_gb,activations_gb,gpu_memory_gb,fits (eq. M1, M2): the
+ * same for every strategy of a model on a machine. */
+static void mem_columns(const cp_mem *m, char *buf, size_t len)
+{
+    char act[32] = "", cap[32] = "";
+    if (m->activations > 0)
+        snprintf(act, sizeof act, "%.4f", m->activations / 1e9);
+    if (m->capacity > 0)
+        snprintf(cap, sizeof cap, "%.2f", m->capacity / 1e9);
+    snprintf(buf, len, "%.4f,%s,%s,%s", m->states / 1e9, act, cap,
+             m->capacity > 0 ? (m->total <= m->capacity ? "yes" : "no") : "?");
+}
+
 /* The rows of one model on one (possibly edited) topology. */
 static int rows(const opts *o, const cp_model *m, const cp_topo *t, double mg, double mr,
                 FILE *f, double *speedup, cp_err *e)
 {
     cp_predictor pr;
     cp_prediction ring;
+    cp_mem mem;
     double ring_ms = 0;
-    char mgs[32] = "", mrs[32] = "";
+    char mgs[32] = "", mrs[32] = "", memcols[128];
     int k, rc = cp_predictor_init(&pr, m, t, &o->p, e);
     if (rc)
         return rc;
+    if ((rc = cp_model_states(&pr, &o->p, &mem, e))) {
+        cp_predictor_free(&pr);
+        return rc;
+    }
+    mem_columns(&mem, memcols, sizeof memcols);
     if (mg > 0)
         snprintf(mgs, sizeof mgs, "%g", mg);
     if (mr > 0)
@@ -198,15 +221,15 @@ static int rows(const opts *o, const cp_model *m, const cp_topo *t, double mg, d
                 cp_strategy_name(o->strat[k]));
         speedup[k] = p.available && ring_ms > 0 ? ring_ms / p.iteration_ms : -1;
         if (p.available)
-            fprintf(f, "1,%.4f,%.4f,%.4f,%.4f,%.4f,%s,\n", p.iteration_ms, p.compute_ms,
+            fprintf(f, "1,%.4f,%.4f,%.4f,%.4f,%.4f,%s,%s,\n", p.iteration_ms, p.compute_ms,
                     p.comm_ms, p.exposed_ms, ring_ms > 0 ? ring_ms / p.iteration_ms : 0,
-                    pr.compute_source);
+                    memcols, pr.compute_source);
         else {
             char *c;
             for (c = p.why_not; *c; c++)
                 if (*c == ',' || *c == '"' || *c == '\n')
                     *c = ';'; /* keep the row one CSV record without quoting */
-            fprintf(f, "0,,,,,,%s,%s\n", pr.compute_source, p.why_not);
+            fprintf(f, "0,,,,,,%s,%s,%s\n", memcols, pr.compute_source, p.why_not);
         }
     }
     cp_predictor_free(&pr);
@@ -260,7 +283,8 @@ static int run(const opts *o, cp_err *e)
     if (rc == CP_OK) {
         fprintf(out.f, "model,topology,gpus,memdev_gbs,memdev_reduce_gbs,strategy,available,"
                        "iteration_ms,compute_ms,comm_ms,exposed_comm_ms,speedup_vs_ring,"
-                       "compute_source,note\n");
+                       "model_states_gb,activations_gb,gpu_memory_gb,fits,compute_source,"
+                       "note\n");
         for (j = 0; j < o->nt && rc == CP_OK; j++)
             for (a = 0; a < na && rc == CP_OK; a++)
                 for (b = 0; b < nb && rc == CP_OK; b++) {
