@@ -8,6 +8,7 @@
 #include "cli/summary.h"
 #include "core/units.h"
 #include "paths/paths.h"
+#include "predict/memory.h"
 
 void cli_summary_model(const cp_model *m, FILE *f)
 {
@@ -75,7 +76,7 @@ static void model_histogram(const cp_model *m, FILE *f)
 void cli_info_model(const cp_model *m, FILE *f)
 {
     int i, big = 0;
-    char c[32], b[32];
+    char c[32], b[32], r[32];
     cli_summary_model(m, f);
     fprintf(f, "layers: %d\n", m->nlayers);
     for (i = 1; i < m->ntensors; i++)
@@ -92,6 +93,19 @@ void cli_info_model(const cp_model *m, FILE *f)
                 m->iteration_ms, m->split == CP_SPLIT_FLOPS ? "FLOPs" : "parameters");
     else
         fprintf(f, "compute: not given (use --compute-ms with predict)\n");
+    if (m->xf.layers > 0) { /* eq. M2 at the model's batch */
+        const cp_xformer *x = &m->xf;
+        fprintf(f, "transformer: %lld blocks, hidden %lld, %lld heads (%lld key/value), "
+                   "%s MLP of %lld, sequence %lld, %s, dropout %g\n",
+                (long long)x->layers, (long long)x->hidden, (long long)x->heads,
+                (long long)x->kv_heads, x->swiglu ? "SwiGLU" : "GELU", (long long)x->ffn,
+                (long long)x->seq, x->vocab > 0 ? "an LM head" : "no LM head", x->dropout);
+        fprintf(f, "activations at batch %d (eq. M2): %s, %s with fused attention, %s "
+                   "recomputed\n", m->batch,
+                cp_fmt_bytes(cp_activation_bytes(m, 0, 0), c, sizeof c),
+                cp_fmt_bytes(cp_activation_bytes(m, 0, 1), b, sizeof b),
+                cp_fmt_bytes(cp_activation_bytes(m, 1, 0), r, sizeof r));
+    }
 }
 
 /* Link counts and bandwidth range per kind. */
