@@ -1,6 +1,6 @@
 /*
- * sharded.c - ZeRO-2 and FSDP timelines (see sharded.h and docs/model.md,
- * eqs. Z1-Z2).
+ * sharded.c - ZeRO-1, ZeRO-2, FSDP and ZeRO-3 timelines (see sharded.h and
+ * docs/model.md, eqs. Z1-Z5).
  */
 #include <math.h>
 #include <stdio.h>
