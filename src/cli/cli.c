@@ -143,14 +143,14 @@ int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double
     return CP_OK;
 }
 
-int cli_parse_grad_dtype(const char *cmd, const char *arg, int *bytes)
+int cli_parse_dtype(const char *cmd, const char *opt, const char *arg, int *bytes)
 {
     if (strcmp(arg, "fp32") == 0)
         *bytes = 4;
     else if (strcmp(arg, "fp16") == 0 || strcmp(arg, "bf16") == 0)
         *bytes = 2;
     else
-        return cli_usage(cmd, "--grad-dtype: expected fp32, fp16 or bf16, got '%s'", arg);
+        return cli_usage(cmd, "%s: expected fp32, fp16 or bf16, got '%s'", opt, arg);
     return CP_OK;
 }
 

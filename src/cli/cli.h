@@ -43,8 +43,9 @@ int cli_blame(int rc, cp_err *e, const char *path);
 int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double max,
                        double *out);
 
-/* --grad-dtype fp32|fp16|bf16 as bytes per element; 0 or a usage error. */
-int cli_parse_grad_dtype(const char *cmd, const char *arg, int *bytes);
+/* An element type option (--grad-dtype, --activation-dtype): fp32, fp16 or
+ * bf16 as bytes per element; 0 or a usage error. */
+int cli_parse_dtype(const char *cmd, const char *opt, const char *arg, int *bytes);
 
 /* The iteration-model options predict, compare and plan share: their
  * getopt codes (clear of every command's own) and long options.  plan has

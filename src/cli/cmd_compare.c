@@ -129,7 +129,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_COMPUTE: rc = cli_parse_positive("compare", "--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
         case OPT_MFU: rc = cli_parse_positive("compare", "--mfu", optarg, 1, &o->p.mfu); break;
         case OPT_SCALE: rc = cli_parse_positive("compare", "--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
-        case OPT_DTYPE: rc = cli_parse_grad_dtype("compare", optarg, &o->p.grad_bytes); break;
+        case OPT_DTYPE: rc = cli_parse_dtype("compare", "--grad-dtype", optarg, &o->p.grad_bytes); break;
         case OPT_BUCKET:
             rc = cli_parse_positive("compare", "--bucket-mb", optarg, 65536, &o->p.bucket_mb);
             bucket_given = 1;

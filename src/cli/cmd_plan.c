@@ -95,7 +95,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             else
                 rc = cli_usage("plan", "--mode: expected coarse or proxy, got '%s'", optarg);
             break;
-        case OPT_DTYPE: rc = cli_parse_grad_dtype("plan", optarg, &o->p.pred.grad_bytes); break;
+        case OPT_DTYPE: rc = cli_parse_dtype("plan", "--grad-dtype", optarg, &o->p.pred.grad_bytes); break;
         case OPT_EXPLAIN: o->explain = 1; break;
         case OPT_DUMP: o->p.dump_lp = optarg; break;
         case ':': return cli_usage("plan", "option '%s' needs a value", argv[optind - 1]);

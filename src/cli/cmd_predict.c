@@ -23,7 +23,8 @@ static const char help[] =
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
     "                           [--accum-steps K] [--bucket-view] [--jitter CV]\n"
     "                           [--optimizer adam|sgd] [--activation-gb A]\n"
-    "                           [--recompute] [--flash-attn] [--what-if]\n"
+    "                           [--recompute] [--flash-attn] [--activation-dtype T]\n"
+    "                           [--what-if]\n"
     "                           [--json | --csv | --timeline] [--timeline-svg FILE]\n"
     "                           [--sweep-bucket MIN:MAX | --scaling | --frameworks]\n"
     "\n"
@@ -92,6 +93,8 @@ static const char help[] =
     "                          recomputed in backward (activation checkpointing)\n"
     "      --flash-attn        that estimate with fused attention (FlashAttention,\n"
     "                          SDPA): no sequence x sequence scores kept\n"
+    "      --activation-dtype T  that estimate's element type: fp16 or bf16 for\n"
+    "                          autocast over fp32 weights (default: the model's)\n"
     "      --jitter CV         stragglers: one GPU's compute time varies from step to\n"
     "                          step with this coefficient of variation (e.g. 0.02);\n"
     "                          every step waits for the slowest GPU (default 0)\n"
@@ -122,7 +125,7 @@ static const char help[] =
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
        OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM, OPT_FRAMEWORKS, OPT_ACT, OPT_RECOMPUTE,
-       OPT_FLASH };
+       OPT_FLASH, OPT_ACT_DTYPE };
 
 typedef struct opts {
     const char *model, *topo;
@@ -195,6 +198,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"activation-gb", required_argument, NULL, OPT_ACT},
         {"recompute", no_argument, NULL, OPT_RECOMPUTE},
         {"flash-attn", no_argument, NULL, OPT_FLASH},
+        {"activation-dtype", required_argument, NULL, OPT_ACT_DTYPE},
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
         CLI_MODEL_LONGOPTS,
         {"what-if", no_argument, NULL, OPT_WHATIF},
@@ -224,7 +228,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_CYCLE: rc = cli_parse_positive("predict", "--cycle-ms", optarg, 1e5, &o->p.cycle_ms); break;
         case OPT_MFU: rc = cli_parse_positive("predict", "--mfu", optarg, 1, &o->p.mfu); break;
         case OPT_SCALE: rc = cli_parse_positive("predict", "--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
-        case OPT_DTYPE: rc = cli_parse_grad_dtype("predict", optarg, &o->p.grad_bytes); break;
+        case OPT_DTYPE: rc = cli_parse_dtype("predict", "--grad-dtype", optarg, &o->p.grad_bytes); break;
         case OPT_JSON: o->json = 1; break;
         case OPT_CSV: o->csv = 1; break;
         case OPT_TIMELINE: o->timeline = 1; break;
@@ -232,6 +236,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_FRAMEWORKS: o->frameworks = 1; break;
         case OPT_RECOMPUTE: o->p.recompute = 1; break;
         case OPT_FLASH: o->p.flash_attn = 1; break;
+        case OPT_ACT_DTYPE:
+            rc = cli_parse_dtype("predict", "--activation-dtype", optarg, &o->p.act_bytes);
+            break;
         case OPT_ACT:
             rc = cli_parse_positive("predict", "--activation-gb", optarg, 1e6, &o->p.activation_gb);
             break;
@@ -261,9 +268,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("predict", "-m MODEL and -t TOPO are required");
     if (o->json + o->csv + o->timeline > 1)
         return cli_usage("predict", "--json, --csv and --timeline do not combine");
-    if (o->p.activation_gb > 0 && (o->p.recompute || o->p.flash_attn))
-        return cli_usage("predict", "--recompute and --flash-attn shape the activation "
-                                    "estimate, which --activation-gb replaces");
+    if (o->p.activation_gb > 0 && (o->p.recompute || o->p.flash_attn || o->p.act_bytes))
+        return cli_usage("predict", "--recompute, --flash-attn and --activation-dtype shape "
+                                    "the activation estimate, which --activation-gb replaces");
     if (o->whatif && (o->json || o->csv || o->timeline || o->sweep_hi > 0))
         return cli_usage("predict", "--what-if goes with the plain table only");
     if (o->scaling && (o->json || o->timeline || o->sweep_hi > 0 || o->whatif))
@@ -677,10 +684,11 @@ static int run(const opts *oin, cp_err *e)
     memset(res, 0, sizeof res);
     if ((rc = cp_model_load(o.model, &m, e)) || (rc = cp_topo_load_machine(o.topo, o.gpus, o.hosts, &t, e)))
         goto done;
-    if ((o.p.recompute || o.p.flash_attn) && m->xf.layers == 0) {
+    if ((o.p.recompute || o.p.flash_attn || o.p.act_bytes) && m->xf.layers == 0) {
         rc = cp_fail_at(e, CP_EINPUT, o.model, 0, 0, NULL,
-                        "--recompute and --flash-attn shape the activation estimate, which "
-                        "needs the model's \"transformer\" dimensions (docs/formats.md)");
+                        "--recompute, --flash-attn and --activation-dtype shape the activation "
+                        "estimate, which needs the model's \"transformer\" dimensions "
+                        "(docs/formats.md)");
         goto done;
     }
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o.p, e), e, o.model)))

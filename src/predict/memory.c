@@ -22,10 +22,10 @@ static double least(double a, double b)
     return a < b ? a : b;
 }
 
-double cp_activation_bytes(const cp_model *m, int recompute, int flash_attn)
+double cp_activation_bytes(const cp_model *m, int elem_bytes, int recompute, int flash_attn)
 {
     const cp_xformer *x = &m->xf;
-    double E = cp_dtype_bytes(m->dtype), drop = x->dropout > 0 ? 1 : 0;
+    double E = elem_bytes > 0 ? elem_bytes : cp_dtype_bytes(m->dtype), drop = x->dropout > 0;
     double s = (double)x->seq, b = m->batch, h = (double)x->hidden, a = (double)x->heads;
     double sbh = s * b * h, sbf = s * b * (double)x->ffn, block, attn, kept, ends;
     if (x->layers <= 0 || m->batch <= 0)
@@ -109,7 +109,7 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
     if (o->activation_gb > 0) { /* measured beats estimated */
         out->activations = o->activation_gb * 1e9;
     } else {
-        out->activations = cp_activation_bytes(m, o->recompute, o->flash_attn);
+        out->activations = cp_activation_bytes(m, o->act_bytes, o->recompute, o->flash_attn);
         out->act_estimated = out->activations > 0;
     }
     out->total = out->states + out->activations;

@@ -44,10 +44,11 @@ typedef struct cp_mem {
 double cp_optimizer_bytes(int optimizer, int grad_bytes);
 
 /* Eq. M2: bytes of activations one micro-batch keeps for backward on one
- * GPU, from the model's transformer dimensions and batch (activation
- * elements of the model's dtype), with every block recomputed or not and
- * fused attention or not; 0 when the model does not give them. */
-double cp_activation_bytes(const cp_model *m, int recompute, int flash_attn);
+ * GPU, from the model's transformer dimensions and batch, activation
+ * elements of elem_bytes (0: the model's dtype), with every block
+ * recomputed or not and fused attention or not; 0 when the model does not
+ * give them. */
+double cp_activation_bytes(const cp_model *m, int elem_bytes, int recompute, int flash_attn);
 
 /* Eq. M1 for the predictor's model, machine and framework (o).  CP_OK or
  * CP_EINTERNAL (out of memory). */

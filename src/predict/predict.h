@@ -89,6 +89,8 @@ typedef struct cp_predict_opts {
     int recompute;           /* activation checkpointing of every block (eq. M2); 0 */
     int flash_attn;          /* attention that keeps no s x s scores (FlashAttention,
                                 PyTorch's fused SDPA) (eq. M2); 0 */
+    int act_bytes;           /* activation element size of that estimate (autocast over
+                                fp32 weights: 2); 0: the model's dtype */
 } cp_predict_opts;
 
 /* Optimizers, for their states (eq. M1). */

@@ -650,22 +650,22 @@ static void test_activations_by_hand(void **state)
     m->dtype = CP_FP16;
     m->batch = 2;
     m->xf = x;
-    assert_near(cp_activation_bytes(m, 0, 0), 7680, 0);
-    assert_near(cp_activation_bytes(m, 0, 1), 6912, 0);
-    assert_near(cp_activation_bytes(m, 1, 0), 2944, 0);
+    assert_near(cp_activation_bytes(m, 0, 0, 0), 7680, 0);
+    assert_near(cp_activation_bytes(m, 0, 0, 1), 6912, 0);
+    assert_near(cp_activation_bytes(m, 0, 1, 0), 2944, 0);
     m->dtype = CP_FP32;
     m->xf.ffn = 8;
     m->xf.kv_heads = 1;
     m->xf.swiglu = 1;
     m->xf.dropout = 0;
     m->xf.vocab = 10;
-    assert_near(cp_activation_bytes(m, 0, 0), 10048, 0);
+    assert_near(cp_activation_bytes(m, 0, 0, 0), 10048, 0);
     /* no batch or no dimensions: nothing estimated */
     m->batch = 0;
-    assert_near(cp_activation_bytes(m, 0, 0), 0, 0);
+    assert_near(cp_activation_bytes(m, 0, 0, 0), 0, 0);
     m->batch = 2;
     m->xf.layers = 0;
-    assert_near(cp_activation_bytes(m, 0, 0), 0, 0);
+    assert_near(cp_activation_bytes(m, 0, 0, 0), 0, 0);
     cp_model_free(m);
 }
 
@@ -678,6 +678,10 @@ static void test_activations_by_hand(void **state)
  * Every term grows with the batch: 264,896,512 B a sample.  Beside DDP's
  * 335141888 x 20 = 6,702,837,760 B of states on the V100's 17.18 GB,
  * (17.18e9 - 6702837760) / 264896512 = 39.55: a batch of up to 39.
+ * Under autocast (--activation-dtype fp16, E = 2):
+ *   block 2097152 (2 x 8 + 2) + 8388608 x 2 x 2 = 71,303,168
+ *   scores 4194304 (2 x 2 + 1) = 20,971,520; 24 blocks 2,214,592,512
+ *   ends 2097152 (1 + 2) = 6,291,456; 2,220,883,968 B
  * A measured --activation-gb replaces the estimate. */
 static void test_activations_bert_large(void **state)
 {
@@ -698,6 +702,10 @@ static void test_activations_bert_large(void **state)
     assert_true(mem.act_estimated);
     assert_near(mem.total, mem.states + 4238344192.0, 1e-3);
     assert_near(mem.max_batch, 39, 0);
+    o.act_bytes = 2;
+    assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
+    assert_near(mem.activations, 2220883968.0, 0);
+    o.act_bytes = 0;
     o.activation_gb = 3;
     assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
     assert_near(mem.activations, 3e9, 0);
