@@ -98,6 +98,7 @@ int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p
     case CLI_OPT_FW: return cli_parse_framework(cmd, arg, &p->framework);
     case CLI_OPT_WRAP: return cli_parse_wrap(cmd, arg, &p->fsdp_wrap_mb);
     case CLI_OPT_SHARDING: return cli_parse_sharding(cmd, arg, &p->fsdp_sharding);
+    case CLI_OPT_OFFLOAD: p->offload = 1; return CP_OK;
     case CLI_OPT_HOOK:
         if (strcmp(arg, "none") == 0)
             p->comm_hook = 0;
@@ -118,6 +119,9 @@ int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
         return cli_usage(cmd, "--fsdp-sharding is for --framework fsdp");
     if (p->comm_hook && p->framework != CP_FW_DDP)
         return cli_usage(cmd, "--comm-hook is a DDP communication hook (--framework ddp)");
+    if (p->offload && !cp_framework_zero12(p->framework) && p->framework != CP_FW_ZERO3)
+        return cli_usage(cmd, "--offload is DeepSpeed's offload_optimizer (--framework zero1, "
+                              "zero2 or zero3)");
     if (!cp_framework_zero12(p->framework) && p->framework != CP_FW_ZERO3)
         return CP_OK;
     if (!bucket_given)

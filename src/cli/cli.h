@@ -51,7 +51,7 @@ int cli_parse_dtype(const char *cmd, const char *opt, const char *arg, int *byte
  * getopt codes (clear of every command's own) and long options.  plan has
  * no --framework (it buckets as DDP does). */
 enum { CLI_OPT_ACCUM = 1000, CLI_OPT_VIEW, CLI_OPT_JITTER, CLI_OPT_FW, CLI_OPT_WRAP,
-       CLI_OPT_HOOK, CLI_OPT_SHARDING };
+       CLI_OPT_HOOK, CLI_OPT_SHARDING, CLI_OPT_OFFLOAD };
 #define CLI_MODEL_LONGOPTS                                                \
     {"accum-steps", required_argument, NULL, CLI_OPT_ACCUM},              \
         {"bucket-view", no_argument, NULL, CLI_OPT_VIEW},                 \
@@ -60,7 +60,8 @@ enum { CLI_OPT_ACCUM = 1000, CLI_OPT_VIEW, CLI_OPT_JITTER, CLI_OPT_FW, CLI_OPT_W
     {"framework", required_argument, NULL, CLI_OPT_FW},          \
         {"fsdp-wrap", required_argument, NULL, CLI_OPT_WRAP},    \
         {"comm-hook", required_argument, NULL, CLI_OPT_HOOK},    \
-        {"fsdp-sharding", required_argument, NULL, CLI_OPT_SHARDING}
+        {"fsdp-sharding", required_argument, NULL, CLI_OPT_SHARDING}, \
+        {"offload", no_argument, NULL, CLI_OPT_OFFLOAD}
 
 /* Apply shared option c (a CLI_OPT_* code) with its argument to p:
  * CP_OK, a usage error (2), or -1 when c is not one of them. */
@@ -72,8 +73,7 @@ int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out);
 /* What the chosen framework makes of the other options, once all are
  * parsed: ZeRO-2 buckets default to DeepSpeed's (bucket_mb 0) unless
  * --bucket-mb was given; --fsdp-wrap and --fsdp-sharding are for FSDP
- * only.  0 or a usage error
- * (2). */
+ * only, --offload for ZeRO.  0 or a usage error (2). */
 int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given);
 
 /* A whole-number option in [1, max]; 0 or a usage error (2) naming opt. */

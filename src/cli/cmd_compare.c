@@ -21,7 +21,7 @@ static const char help[] =
     "                           [--bucket-mb B] [--compute-scale F] [--grad-dtype T]\n"
     "                           [--accum-steps K] [--bucket-view]\n"
     "                           [--framework ddp|horovod|zero1|zero2|fsdp|zero3|mirrored]\n"
-    "                           [--jitter CV]\n"
+    "                           [--offload] [--jitter CV]\n"
     "                           [--fsdp-wrap block|layer|MB] [--fsdp-sharding S]\n"
     "                           [--comm-hook none|fp16|bf16]\n"
     "                           [--memdev-gbs X[,X..]] [--svg CHART.svg]\n"
@@ -43,8 +43,8 @@ static const char help[] =
     "over the assumed device figures); memdev_* columns are empty otherwise.\n"
     "Compute: --compute-ms for all, else each model's own, else estimated from\n"
     "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).  --accum-steps,\n"
-    "--bucket-view, --framework, --fsdp-wrap, --fsdp-sharding, --comm-hook and\n"
-    "--jitter are as for predict.\n"
+    "--bucket-view, --framework, --offload, --fsdp-wrap, --fsdp-sharding,\n"
+    "--comm-hook and --jitter are as for predict.\n"
     "--svg also draws the speed-ups over ring as a grouped bar chart.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE,

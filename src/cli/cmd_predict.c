@@ -17,7 +17,7 @@
 static const char help[] =
     "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N] [--gpus G]\n"
     "                           [--compute-ms T] [--mfu F] [--compute-scale F]\n"
-    "                           [--framework F] [--fsdp-wrap W]\n"
+    "                           [--framework F] [--offload] [--fsdp-wrap W]\n"
     "                           [--fsdp-sharding S] [--comm-hook none|fp16|bf16]\n"
     "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
@@ -62,6 +62,9 @@ static const char help[] =
     "                          unit), layer (every model layer), or MB (consecutive\n"
     "                          layers until a unit holds MB MiB, as\n"
     "                          size_based_auto_wrap_policy)\n"
+    "      --offload           DeepSpeed offload_optimizer to the CPU (zero1, zero2,\n"
+    "                          zero3): reduced shards copied to host memory, the\n"
+    "                          sockets step the optimizer, parameters copied back\n"
     "      --fsdp-sharding S   FSDP sharding_strategy: full (FULL_SHARD, default),\n"
     "                          grad-op (SHARD_GRAD_OP: parameters kept from forward\n"
     "                          to backward), hybrid (HYBRID_SHARD: shard inside each\n"

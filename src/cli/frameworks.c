@@ -15,7 +15,7 @@
 typedef struct variant {
     const char *name;
     cp_framework fw;
-    int sharding;
+    int sharding, offload;
 } variant;
 
 static const variant variants[] = {
@@ -29,6 +29,8 @@ static const variant variants[] = {
     {"fsdp hybrid-grad-op", CP_FW_FSDP, CP_SHARD_HYBRID | CP_SHARD_GRAD_OP},
     {"zero3", CP_FW_ZERO3, 0},
     {"mirrored", CP_FW_MIRRORED, 0},
+    {"zero2 offload", CP_FW_ZERO2, 0, 1},
+    {"zero3 offload", CP_FW_ZERO3, 0, 1},
 };
 
 #define NVAR (sizeof variants / sizeof variants[0])
@@ -55,6 +57,7 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
         memset(&pr, 0, sizeof pr);
         o.framework = variants[k].fw;
         o.fsdp_sharding = variants[k].sharding;
+        o.offload = variants[k].offload;
         o.comm_hook = o.framework == CP_FW_DDP ? base->comm_hook : 0;
         if (!bucket_given && (cp_framework_zero12(o.framework) || o.framework == CP_FW_ZERO3))
             o.bucket_mb = 0; /* DeepSpeed's reduce_bucket_size */
@@ -116,8 +119,9 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
                    res[best].iteration_ms);
         else
             printf("fastest that fits: none known (%s)\n",
-                   mem[0].capacity > 0 ? "no framework's model states fit"
-                                       : "the topology gives no GPU memory");
+                   mem[0].capacity <= 0    ? "the topology gives no GPU memory"
+                   : mem[0].activations > 0 ? "no framework fits with its activations"
+                                            : "no framework's model states fit");
     }
     return CP_OK;
 }

@@ -1056,6 +1056,64 @@ static int ps_alg(build *b)
     return CP_OK;
 }
 
+/* The packed rate of every GPU of host 0 copying one unit to (up) or from
+ * its nearest socket of srv[0..K-1] at once; *lat the slowest route's
+ * latency.  CP_OK or an error. */
+static int host_copy_rate(build *b, const int *srv, int K, int up, double *gbs, double *lat)
+{
+    cp_pattern p;
+    cp_packing pk;
+    int k, q, rc;
+    clear_load(b);
+    *lat = 0;
+    for (k = 0; k < b->n; k++) {
+        int best = srv[0];
+        double wide = -1, hop;
+        for (q = 0; q < K; q++) { /* the widest route: the GPU's own socket */
+            cp_route r;
+            cp_err tmp;
+            if (cp_route_find(b->win, b->g[k], srv[q], NULL, &r, &tmp) == CP_OK && r.gbs > wide) {
+                wide = r.gbs;
+                best = srv[q];
+            }
+        }
+        hop = up ? add_route(b, b->g[k], best, 1.0) : add_route(b, best, b->g[k], 1.0);
+        if (hop < 0)
+            return cp_fail(b->e, CP_EINPUT, "GPU %s cannot reach CPU %s",
+                           b->win->nodes[b->g[k]].id, b->win->nodes[best].id);
+        if (hop > *lat)
+            *lat = hop;
+    }
+    if ((rc = make_pattern(b, NULL, 0, *lat, &p)))
+        return rc;
+    rc = cp_pack(b->win, &p, 1, &pk, b->e);
+    cp_pattern_free(&p);
+    if (rc)
+        return rc;
+    *gbs = pk.total;
+    cp_packing_free(&pk);
+    return CP_OK;
+}
+
+/* Optimizer offload's host side (cp_coll.d2h_gbs ...): unknown (0) when
+ * no socket of host 0 says how fast it streams memory. */
+static int host_memory(build *b)
+{
+    int *srv = malloc((size_t)b->win->nnodes * sizeof *srv), K, q, rc = CP_OK;
+    double lat_up = 0, lat_down = 0;
+    if (!srv)
+        return fail_oom(b);
+    K = host_servers(b, 0, srv);
+    if (K > 0 && ((rc = host_copy_rate(b, srv, K, 1, &b->c->d2h_gbs, &lat_up)) == CP_OK) &&
+        (rc = host_copy_rate(b, srv, K, 0, &b->c->h2d_gbs, &lat_down)) == CP_OK) {
+        b->c->host_lat_us = lat_up > lat_down ? lat_up : lat_down;
+        for (q = 0; q < K; q++)
+            b->c->host_mem_gbs += 3 * b->win->nodes[srv[q]].reduce_gbs;
+    }
+    free(srv);
+    return rc;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Driver                                                                    */
 
@@ -1149,7 +1207,9 @@ int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e)
         goto done;
     if ((rc = nvls_and_hier(&b)))
         goto done;
-    rc = ps_alg(&b);
+    if ((rc = ps_alg(&b)))
+        goto done;
+    rc = host_memory(&b);
 done:
     build_free(&b);
     if (rc == CP_OK) {

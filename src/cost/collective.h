@@ -98,6 +98,13 @@ typedef struct cp_coll {
                            * ring of peers is hier's phase 1 */
     double *ring_use;     /* one host: [arc] GB/s on each arc per GB/s of packed ring
                            * bandwidth (owned), for the simulator; NULL otherwise */
+    /* Host memory for optimizer offload (ZeRO-Offload): every GPU of a host
+     * copying to (d2h) or from (h2d) its nearest CPU socket at once, GB/s
+     * each and the slowest route's latency; the sockets' streaming rate,
+     * 3 x reduce_gbs summed over the host's sockets (reduce_gbs counts
+     * three bytes moved per byte summed).  0 when no socket gives
+     * reduce_gbs. */
+    double d2h_gbs, h2d_gbs, host_lat_us, host_mem_gbs;
 } cp_coll;
 
 /* The topology that the arc ids in the phases refer to (the window, or the

@@ -105,6 +105,8 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
             return cp_fail(e, CP_EINTERNAL, "out of memory");
         break;
     }
+    if (o->offload)
+        out->optim = 0; /* the optimizer states live in host memory (eq. Z6) */
     out->states = out->weights + out->grads + out->optim + out->buffers + out->gathered;
     if (o->activation_gb > 0) { /* measured beats estimated */
         out->activations = o->activation_gb * 1e9;

@@ -91,6 +91,8 @@ typedef struct cp_predict_opts {
                                 PyTorch's fused SDPA) (eq. M2); 0 */
     int act_bytes;           /* activation element size of that estimate (autocast over
                                 fp32 weights: 2); 0: the model's dtype */
+    int offload;             /* DeepSpeed offload_optimizer to the CPU (ZeRO-1, -2, -3;
+                                eq. Z6); 0 */
 } cp_predict_opts;
 
 /* Optimizers, for their states (eq. M1). */

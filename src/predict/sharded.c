@@ -150,6 +150,77 @@ double cp_zero_bucket_bytes(const cp_predictor *p, const cp_predict_opts *o)
     return o->bucket_mb > 0 ? o->bucket_mb * MIB : CP_ZERO_BUCKET_ELEMS * p->elem_bytes;
 }
 
+double cp_offload_step_bytes(int optimizer, int grad_bytes)
+{
+    /* read the gradient; read and write the fp32 parameter and each
+     * moment; write the 16-bit copy the GPU gets back under mixed precision */
+    return 4 + 8 + (optimizer == CP_OPT_SGD ? 8 : 16) + (grad_bytes < 4 ? 2 : 0);
+}
+
+/* The GPU's share of the measured optimizer step: its 1/N shard, or
+ * nothing when the optimizer runs on the host (eq. Z6). */
+static double gpu_step_ms(const cp_predictor *p, const cp_predict_opts *o, int group)
+{
+    return o->offload ? 0 : p->comp.optimizer_ms / (group > 0 ? group : 1);
+}
+
+/* Eq. Z6: a copy of `bytes` between every GPU and its socket at once (up:
+ * to host memory), queued on the stream from `at`; returns its finish. */
+static double host_copy(const cp_predictor *p, double bytes, int up, double at, double *stream,
+                        cp_prediction *out, int cap)
+{
+    const cp_coll *c = &p->coll;
+    double start = at > *stream ? at : *stream;
+    double d = c->host_lat_us / 1e3 + bytes / ((up ? c->d2h_gbs : c->h2d_gbs) * 1e6);
+    *stream = start + d;
+    out->comm_ms += d;
+    if (out->runs && out->nruns < cap) {
+        cp_bucket_run *r = &out->runs[out->nruns++];
+        r->bytes = bytes;
+        r->ntensors = 0;
+        r->ready_ms = at;
+        r->start_ms = start;
+        r->finish_ms = *stream;
+        r->how = up ? "d2h" : "h2d";
+        r->proto = "-";
+    }
+    return *stream;
+}
+
+/* A gradient bucket reduced: its ReduceScatter, and under optimizer
+ * offload each GPU's shard of it copied to host memory right after, on
+ * the same stream (eq. Z6).  The finish, or -1 when s cannot run it. */
+static double reduce_bucket(const cp_predictor *p, cp_strategy s, int offload, double bytes,
+                            int nt, double at, double *stream, cp_prediction *out, int cap)
+{
+    double f = issue_in(p, s, CP_OP_REDUCESCATTER, SC_ALL, bytes, 1, nt, at, stream, out, cap);
+    if (f < 0 || !offload)
+        return f;
+    return host_copy(p, bytes / p->topo->ngpus, 1, f, stream, out, cap);
+}
+
+/* The optimizer step once the gradients are reduced (from `at`, the
+ * stream free from *stream): on the GPU, its shard of the measured step;
+ * under offload, the host's sockets stepping their GPUs' shards (Psi /
+ * hosts parameters of cp_offload_step_bytes each, at host_mem_gbs), then
+ * each GPU's updated shard copied back (eq. Z6).  *stream advances to the
+ * step's end; returns the CPU step (0 on the GPU). */
+static double optimizer_step(const cp_predictor *p, const cp_predict_opts *o, double at,
+                             double *stream, cp_prediction *out, int cap)
+{
+    double start = at > *stream ? at : *stream, cpu;
+    if (!o->offload) {
+        *stream = start + gpu_step_ms(p, o, p->topo->ngpus);
+        return 0;
+    }
+    cpu = (double)p->model->params / p->coll.nhosts *
+          cp_offload_step_bytes(o->optimizer, p->elem_bytes) / (p->coll.host_mem_gbs * 1e6);
+    *stream = start + cpu;
+    host_copy(p, (double)p->model->params * p->elem_bytes / p->topo->ngpus, 0, *stream, stream,
+              out, cap);
+    return cpu;
+}
+
 /* A micro-batch's forward [start, fwd_end] and backward [fwd_end, end] on
  * the compute stream, for the timeline chart: 0, or -1 when out of memory. */
 static int micro_spans(cp_prediction *out, double start, double fwd_end, double end)
@@ -169,7 +240,7 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
 {
     cp_buckets bk;
     double cap = cp_zero_bucket_bytes(p, o);
-    double stream = 0, total = 0, full, micro = p->comp.fwd_total + p->comp.bwd_total;
+    double stream = 0, total = 0, full, micro = p->comp.fwd_total + p->comp.bwd_total, cpu;
     double backward_end = p->comp.lead_ms + micro;
     int stage1 = o->framework == CP_FW_ZERO1;
     int i, k, n, K = o->accum_steps > 1 ? o->accum_steps : 1, reduces = stage1 ? 1 : K;
@@ -179,7 +250,7 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
     for (i = 0; i < bk.n; i++)
         total += bk.b[i].bytes;
     /* reduce-scatters, then the full all-gathers and the rest */
-    if ((rc = alloc_runs(out, keep, bk.n, reduces, 2, &n, e))) {
+    if ((rc = alloc_runs(out, keep, bk.n * (o->offload ? 2 : 1), reduces, 3, &n, e))) {
         cp_buckets_free(&bk);
         return rc;
     }
@@ -187,9 +258,9 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
      * times are the last micro-batch's, k earlier ones k x micro before */
     for (k = reduces - 1; k >= 0; k--)
         for (i = 0; i < bk.n; i++)
-            if (issue(p, s, CP_OP_REDUCESCATTER, bk.b[i].bytes, bk.b[i].count,
-                      stage1 ? backward_end : bk.b[i].ready_ms - k * micro, &stream, out,
-                      n) < 0) {
+            if (reduce_bucket(p, s, o->offload, bk.b[i].bytes, bk.b[i].count,
+                              stage1 ? backward_end : bk.b[i].ready_ms - k * micro, &stream,
+                              out, n) < 0) {
                 cp_buckets_free(&bk);
                 return 1;
             }
@@ -198,17 +269,19 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
     if (stream > *end)
         *end = stream;
     /* the optimizer steps the shard, then the new parameters are gathered */
-    stream = *end + p->comp.optimizer_ms / p->topo->ngpus;
+    stream = *end;
+    cpu = optimizer_step(p, o, *end, &stream, out, n);
     for (k = 0; k < K; k++)
         if (micro_spans(out, k * micro, k * micro + p->comp.fwd_total, (k + 1) * micro))
             return cp_fail(e, CP_EINTERNAL, "out of memory");
-    if (cp_prediction_span(out, *end, stream, CP_SPAN_OPTIMIZER))
+    if (cp_prediction_span(out, *end, o->offload ? *end + cpu : stream, CP_SPAN_OPTIMIZER))
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     full = floor(total / cap);
     if (issue_n(p, s, CP_OP_ALLGATHER, cap, full, 0, stream, &stream, out, n) < 0 ||
         issue(p, s, CP_OP_ALLGATHER, total - full * cap, 0, stream, &stream, out, n) < 0)
         return 1;
-    *end = stream - p->comp.optimizer_ms / p->topo->ngpus;
+    *end = stream - gpu_step_ms(p, o, p->topo->ngpus);
+    out->compute_ms += cpu; /* the optimizer, on the host */
     return CP_OK;
 }
 
@@ -472,6 +545,7 @@ typedef struct zero3_state {
     int G;                /* groups */
     double persist_bytes; /* gathered once after the optimizer step */
     int persist_nt;
+    int offload;          /* optimizer on the host: shards copied there (eq. Z6) */
 } zero3_state;
 
 static void zero3_free(zero3_state *z)
@@ -612,13 +686,13 @@ static int zero3_micro(const cp_predictor *p, cp_strategy s, zero3_state *z, dou
         acc += z->lbytes[l];
         nt += z->lnt[l];
         if (acc >= cap) {
-            if (issue_in(p, s, CP_OP_REDUCESCATTER, SC_ALL, acc, 1, nt, *t, stream, out, n) < 0)
+            if (reduce_bucket(p, s, z->offload, acc, nt, *t, stream, out, n) < 0)
                 return 1;
             acc = 0;
             nt = 0;
         }
     }
-    if (issue_in(p, s, CP_OP_REDUCESCATTER, SC_ALL, acc, 1, nt, *t, stream, out, n) < 0)
+    if (reduce_bucket(p, s, z->offload, acc, nt, *t, stream, out, n) < 0)
         return 1;
     return micro_spans(out, first < 0 ? t0 : first, fwd_end, *t);
 }
@@ -630,8 +704,8 @@ static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts
                      cp_prediction *out, double *end, cp_err *e)
 {
     double cap = cp_zero_bucket_bytes(p, o);
-    double opt = p->comp.optimizer_ms / p->topo->ngpus, t = 0, stream = 0;
-    double per = 3.0 * p->model->nlayers + 2;
+    double t = 0, stream = 0, cpu = 0;
+    double per = (o->offload ? 4.0 : 3.0) * p->model->nlayers + 3;
     int k, K = o->accum_steps > 1 ? o->accum_steps : 1, rc, cap_runs;
     zero3_state z;
     if ((rc = alloc_runs(out, keep, per, K, 0, &cap_runs, e)))
@@ -640,18 +714,21 @@ static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts
         zero3_free(&z);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
+    z.offload = o->offload;
     for (k = 0; k < K && rc == CP_OK; k++)
         rc = zero3_micro(p, s, &z, cap, &t, &stream, out, cap_runs);
     if (rc == CP_OK) {
         *end = t > stream ? t : stream;
-        stream = *end + opt;
-        if (cp_prediction_span(out, *end, stream, CP_SPAN_OPTIMIZER))
+        stream = *end;
+        cpu = optimizer_step(p, o, *end, &stream, out, cap_runs);
+        if (cp_prediction_span(out, *end, o->offload ? *end + cpu : stream, CP_SPAN_OPTIMIZER))
             rc = -1;
         else if (issue_in(p, s, CP_OP_ALLGATHER, SC_ALL, z.persist_bytes, 1, z.persist_nt,
                           stream, &stream, out, cap_runs) < 0)
             rc = 1;
         else
-            *end = stream - opt;
+            *end = stream - gpu_step_ms(p, o, p->topo->ngpus);
+        out->compute_ms += cpu; /* the optimizer, on the host */
     }
     zero3_free(&z);
     return rc < 0 ? cp_fail(e, CP_EINTERNAL, "out of memory") : rc;
@@ -729,10 +806,16 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
 {
     int hybrid = o->framework == CP_FW_FSDP && (o->fsdp_sharding & CP_SHARD_HYBRID);
     int group = hybrid ? p->coll.per_host : p->topo->ngpus; /* GPUs sharing a shard */
-    double end = 0, opt = p->comp.optimizer_ms / (group > 0 ? group : 1);
+    double end = 0, opt = gpu_step_ms(p, o, group);
     int rc;
     memset(out, 0, sizeof *out);
     out->strategy = s;
+    if (o->offload && !(p->coll.host_mem_gbs > 0)) {
+        snprintf(out->why_not, sizeof out->why_not,
+                 "optimizer offload needs CPU sockets with reduce_gbs (how fast host memory "
+                 "streams) on the GPUs' host");
+        return CP_OK;
+    }
     /* each GPU steps the optimizer on its 1/N shard */
     out->compute_ms = p->comp.lead_ms + p->comp.fwd_total + p->comp.bwd_total + opt;
     rc = o->framework == CP_FW_FSDP    ? run_fsdp(p, s, o, keep_runs, out, &end, e)

@@ -38,6 +38,10 @@
 int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                        int keep_runs, cp_prediction *out, cp_err *e);
 
+/* Eq. Z6: host memory bytes the offloaded optimizer moves per parameter
+ * (CP_OPT_ADAM or CP_OPT_SGD, gradients of grad_bytes). */
+double cp_offload_step_bytes(int optimizer, int grad_bytes);
+
 /* ZeRO's reduce bucket in bytes: --bucket-mb, or DeepSpeed's default of
  * CP_ZERO_BUCKET_ELEMS gradients (o->bucket_mb <= 0). */
 double cp_zero_bucket_bytes(const cp_predictor *p, const cp_predict_opts *o);

@@ -454,6 +454,77 @@ static void test_zero1_by_hand(void **state)
     square_close(&c);
 }
 
+/* ZeRO-2 with the optimizer offloaded to the CPU (eq. Z6) on the pair
+ * host (testtopo.h: host copies 2 us + S / 8e3 us each way, host memory
+ * 30 GB/s; ring ReduceScatter and AllGather of the NVLink pair
+ * 1 + 0.5 S / 50e3 us).  The square's model (12 MiB in layer 0, 4 MiB in
+ * layer 1, fp32), 34 ms with a 4 ms optimizer step (not run on the GPU),
+ * 4 MiB buckets:
+ *   RS t1 (4 MiB) at 15: 1 + 41.94304 us -> 15.04294304
+ *   its 2 MiB shard to the host: 2 + 262.144 us -> 15.30708704
+ *   RS t0 (12 MiB) at 30: 1 + 125.82912 us -> 30.12682912
+ *   its 6 MiB shard: 2 + 786.432 us -> 30.91526112
+ *   Adam on the host: 4,194,304 parameters x 28 B / 30e9 B/s
+ *     = 3.91468373 ms -> 34.82994485
+ *   each GPU's 8 MiB of new parameters back: 2 + 1048.576 us
+ *     -> 35.88052085
+ *   all-gather 16 MiB in 4 MiB buckets: 4 x 42.94304 us -> 36.05229301
+ * compute 30 + 3.91468373 (the host's step) = 33.91468373, exposed
+ * 2.13760928; comm 42.94304 + 264.144 + 126.82912 + 788.432 + 1050.576 +
+ * 171.77216 us = 2.44469632 ms.  Model states: weights 16 MiB, gradient
+ * shard 8, no optimizer states on the GPU, the 4 MiB bucket: 28 MiB. */
+static void test_offload_by_hand(void **state)
+{
+    static const int64_t numel[] = {3 * MIB, MIB};
+    cp_model *m = make_model(numel, NULL, 2);
+    cp_topo *t = test_pair_host();
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_mem mem;
+    cp_err e;
+    (void)state;
+    m->optimizer_ms = 4;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 34;
+    o.framework = CP_FW_ZERO2;
+    o.bucket_mb = 4;
+    o.offload = 1;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_near(pr.coll.d2h_gbs, 8, 1e-9);
+    assert_near(pr.coll.h2d_gbs, 8, 1e-9);
+    assert_near(pr.coll.host_lat_us, 2, 1e-9);
+    assert_near(pr.coll.host_mem_gbs, 30, 1e-9);
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_true(p.available);
+    assert_int_equal(p.nruns, 6);
+    assert_string_equal(p.runs[1].how, "d2h");
+    assert_near(p.runs[1].finish_ms, 15.30708704, 1e-9);
+    assert_near(p.runs[3].finish_ms, 30.91526112, 1e-9);
+    assert_string_equal(p.runs[4].how, "h2d");
+    assert_near(p.runs[4].start_ms, 34.82994485, 1e-8);
+    assert_near(p.runs[4].finish_ms, 35.88052085, 1e-8);
+    assert_near(p.iteration_ms, 36.05229301, 1e-8);
+    assert_near(p.compute_ms, 33.91468373, 1e-8);
+    assert_near(p.exposed_ms, 2.13760928, 1e-8);
+    assert_near(p.comm_ms, 2.44469632, 1e-9);
+    cp_prediction_free(&p);
+    assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
+    assert_near(mem.states, 28.0 * MIB, 1e-6);
+    assert_near(mem.optim, 0, 0);
+    cp_predictor_free(&pr);
+    /* no socket says how fast host memory streams: unavailable, with why */
+    t->nodes[3].reduce_gbs = 0;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 0, &p, &e), CP_OK);
+    assert_false(p.available);
+    assert_non_null(strstr(p.why_not, "reduce_gbs"));
+    cp_prediction_free(&p);
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
 /* FSDP (eq. Z2), same machine and compute; every layer a unit, gathers of
  * 12 MiB 0.19174368 ms and 4 MiB 0.06591456 ms, reduce-scatters the same.
  * Forward: AG0 [0, 0.19174368], AG1 [0.19174368, 0.25765824] (no layer to
@@ -1090,22 +1161,25 @@ static void test_compute_estimate_by_hand(void **state)
 /* Invariants (issue 4): iteration >= compute, exposed <= comm; a machine
  * with every link 10x faster never predicts a slower iteration; one GPU:
  * iteration = compute. */
-/* Every framework, and FSDP under each sharding strategy (eq. Z3): the
- * variants the invariant and one-GPU tests run. */
+/* Every framework, FSDP under each sharding strategy (eq. Z3) and ZeRO with
+ * the optimizer offloaded (eq. Z6): the variants the invariant and one-GPU
+ * tests run. */
 static const struct {
     cp_framework fw;
-    int sharding;
+    int sharding, offload;
 } variants[] = {
-    {CP_FW_DDP, 0},
-    {CP_FW_HOROVOD, 0},
-    {CP_FW_ZERO1, 0},
-    {CP_FW_ZERO2, 0},
-    {CP_FW_FSDP, 0},
-    {CP_FW_FSDP, CP_SHARD_GRAD_OP},
-    {CP_FW_FSDP, CP_SHARD_HYBRID},
-    {CP_FW_FSDP, CP_SHARD_HYBRID | CP_SHARD_GRAD_OP},
-    {CP_FW_ZERO3, 0},
-    {CP_FW_MIRRORED, 0},
+    {CP_FW_DDP, 0, 0},
+    {CP_FW_HOROVOD, 0, 0},
+    {CP_FW_ZERO1, 0, 0},
+    {CP_FW_ZERO2, 0, 0},
+    {CP_FW_FSDP, 0, 0},
+    {CP_FW_FSDP, CP_SHARD_GRAD_OP, 0},
+    {CP_FW_FSDP, CP_SHARD_HYBRID, 0},
+    {CP_FW_FSDP, CP_SHARD_HYBRID | CP_SHARD_GRAD_OP, 0},
+    {CP_FW_ZERO3, 0, 0},
+    {CP_FW_MIRRORED, 0, 0},
+    {CP_FW_ZERO2, 0, 1},
+    {CP_FW_ZERO3, 0, 1},
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
@@ -1113,6 +1187,7 @@ static void set_variant(cp_predict_opts *o, int v)
 {
     o->framework = variants[v].fw;
     o->fsdp_sharding = variants[v].sharding;
+    o->offload = variants[v].offload;
     if (cp_framework_zero12(o->framework) || o->framework == CP_FW_ZERO3)
         o->bucket_mb = 0; /* DeepSpeed's default, as the command line sets it */
 }
@@ -1195,6 +1270,8 @@ static void test_one_gpu(void **state)
     cp_topo_add_node(t, "g0", CP_GPU, 0);
     assert_int_equal(cp_topo_index(t, &e), CP_OK);
     for (fw = 0; fw < NVARIANTS; fw++) { /* every framework and sharding */
+        if (variants[fw].offload)
+            continue; /* the host's optimizer step is work a lone GPU still does */
         cp_predict_opts_default(&o);
         o.compute_ms = 12.5;
         set_variant(&o, fw);
@@ -1345,7 +1422,7 @@ int main(void)
         cmocka_unit_test(test_compress_hook_by_hand), cmocka_unit_test(test_mirrored_by_hand),
         cmocka_unit_test(test_activations_by_hand), cmocka_unit_test(test_activations_bert_large),
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
-        cmocka_unit_test(test_zero1_by_hand),
+        cmocka_unit_test(test_zero1_by_hand), cmocka_unit_test(test_offload_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),
         cmocka_unit_test(test_fsdp_grad_op_by_hand),
         cmocka_unit_test(test_sharded_accumulation_by_hand),

@@ -51,4 +51,27 @@ static inline cp_topo *test_nvlink_pair_nic(void)
     return one;
 }
 
+/* Two GPUs joined by a 50 GB/s NVLink, each on a PCIe switch by its own
+ * 12 GB/s link, the switch on CPU socket cpu0 by one 16 GB/s uplink; every
+ * hop 1 us; cpu0 sums at 10 GB/s (reduce_gbs), so it streams 30 GB/s of
+ * memory.  Indexed, uncalibrated.  Both GPUs copying to the socket at once
+ * share the uplink: 8 GB/s each, 2 us away (test_predict.c, offload). */
+static inline cp_topo *test_pair_host(void)
+{
+    cp_topo *t = cp_topo_new("pair-host");
+    cp_err e;
+    int g0, g1, sw, cpu;
+    g0 = cp_topo_add_node(t, "g0", CP_GPU, 0);
+    g1 = cp_topo_add_node(t, "g1", CP_GPU, 0);
+    sw = cp_topo_add_node(t, "sw", CP_PCIE_SWITCH, 0);
+    cpu = cp_topo_add_node(t, "cpu0", CP_CPU, 0);
+    t->nodes[cpu].reduce_gbs = 10;
+    cp_topo_add_link(t, g0, g1, CP_NVLINK, 50, 0, 1.0);
+    cp_topo_add_link(t, g0, sw, CP_PCIE, 12, 0, 1.0);
+    cp_topo_add_link(t, g1, sw, CP_PCIE, 12, 0, 1.0);
+    cp_topo_add_link(t, sw, cpu, CP_PCIE, 16, 0, 1.0);
+    assert_int_equal(cp_topo_index(t, &e), CP_OK);
+    return t;
+}
+
 #endif
