@@ -310,8 +310,8 @@ static void why_not(const cp_predictor *p, cp_strategy s, cp_framework f, cp_pre
                  cp_strategy_name(s));
 }
 
-static int add_run(cp_prediction *out, int cap, double bytes, int nt, double ready,
-                   double start, double finish, const char *how, const char *proto)
+int cp_prediction_run(cp_prediction *out, int cap, double bytes, int nt, double ready,
+                      double start, double finish, const char *how, const char *proto)
 {
     cp_bucket_run *r;
     if (!out->runs)
@@ -368,7 +368,7 @@ static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *
         start = bk.b[i].ready_ms > *finish ? bk.b[i].ready_ms : *finish;
         *finish = start + d;
         out->comm_ms += d;
-        add_run(out, bk.n + 1, bk.b[i].bytes, bk.b[i].count, bk.b[i].ready_ms, start, *finish,
+        cp_prediction_run(out, bk.n + 1, bk.b[i].bytes, bk.b[i].count, bk.b[i].ready_ms, start, *finish,
                 how, proto);
     }
     cp_buckets_free(&bk);
@@ -453,7 +453,7 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
             d += fusion_copy_ms(p, bytes, count);
             if (end < tick)
                 end = tick;
-            add_run(out, nt + 1, bytes, count, rmax, end, end + d, how, proto);
+            cp_prediction_run(out, nt + 1, bytes, count, rmax, end, end + d, how, proto);
             /* the wait of the buffer's last gradient for this cycle is
              * Horovod's coordination: counted as communication (the stream
              * idles after backward only until a cycle, so exposed <= comm
@@ -487,7 +487,7 @@ static int run_mirrored(const cp_predictor *p, cp_strategy s, int keep, double r
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     *finish = ready + d;
     out->comm_ms = d;
-    add_run(out, 1, bytes, p->model->ntensors, ready, ready, *finish, how, proto);
+    cp_prediction_run(out, 1, bytes, p->model->ntensors, ready, ready, *finish, how, proto);
     return CP_OK;
 }
 

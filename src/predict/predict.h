@@ -165,6 +165,12 @@ typedef struct cp_prediction {
 
 void cp_prediction_free(cp_prediction *p);
 
+/* Record an operation of the communication stream (ready, started and
+ * finished at those times, `how` and `proto` static strings) when the
+ * prediction keeps its runs: 0, or -1 when out->runs holds `cap` already. */
+int cp_prediction_run(cp_prediction *out, int cap, double bytes, int nt, double ready,
+                      double start, double finish, const char *how, const char *proto);
+
 /* Record a compute span [start, end] of kind k when the prediction keeps
  * its runs (out->runs set), nothing otherwise; empty spans are skipped.
  * 0, or -1 when out of memory. */

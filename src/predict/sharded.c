@@ -99,6 +99,19 @@ static double scoped_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, sco
     return us < 0 ? -1 : us / 1e3;
 }
 
+/* An operation of d ms queued on the communication stream: it starts when
+ * issued (`at`) and the stream is free, counts as communication, and goes
+ * on the timeline; returns its finish. */
+static double queue_op(cp_prediction *out, int cap, double *stream, double at, double d,
+                       double bytes, int nt, const char *how, const char *proto)
+{
+    double start = at > *stream ? at : *stream;
+    *stream = start + d;
+    out->comm_ms += d;
+    cp_prediction_run(out, cap, bytes, nt, at, start, *stream, how, proto);
+    return *stream;
+}
+
 /* `times` operations of `bytes` each in scope sc, back to back on the
  * communication stream (one timeline entry): they start when issued and
  * the stream is free; returns their finish, -1 when the strategy cannot run
@@ -108,26 +121,12 @@ static double issue_in(const cp_predictor *p, cp_strategy s, cp_coll_op op, scop
                        cp_prediction *out, int cap)
 {
     const char *how, *proto;
-    double d, start = at > *stream ? at : *stream;
+    double d;
     if (bytes <= 0 || times <= 0) /* a layer without parameters: nothing to move */
         return at;
     if ((d = scoped_ms(p, s, op, sc, bytes, &how, &proto)) < 0)
         return -1;
-    d *= times;
-    bytes *= times;
-    *stream = start + d;
-    out->comm_ms += d;
-    if (out->runs && out->nruns < cap) {
-        cp_bucket_run *r = &out->runs[out->nruns++];
-        r->bytes = bytes;
-        r->ntensors = nt;
-        r->ready_ms = at;
-        r->start_ms = start;
-        r->finish_ms = *stream;
-        r->how = how;
-        r->proto = proto;
-    }
-    return *stream;
+    return queue_op(out, cap, stream, at, d * times, bytes * times, nt, how, proto);
 }
 
 /* The same over every GPU. */
@@ -170,21 +169,8 @@ static double host_copy(const cp_predictor *p, double bytes, int up, double at, 
                         cp_prediction *out, int cap)
 {
     const cp_coll *c = &p->coll;
-    double start = at > *stream ? at : *stream;
     double d = c->host_lat_us / 1e3 + bytes / ((up ? c->d2h_gbs : c->h2d_gbs) * 1e6);
-    *stream = start + d;
-    out->comm_ms += d;
-    if (out->runs && out->nruns < cap) {
-        cp_bucket_run *r = &out->runs[out->nruns++];
-        r->bytes = bytes;
-        r->ntensors = 0;
-        r->ready_ms = at;
-        r->start_ms = start;
-        r->finish_ms = *stream;
-        r->how = up ? "d2h" : "h2d";
-        r->proto = "-";
-    }
-    return *stream;
+    return queue_op(out, cap, stream, at, d, bytes, 0, up ? "d2h" : "h2d", "-");
 }
 
 /* A gradient bucket reduced: its ReduceScatter, and under optimizer
