@@ -34,8 +34,8 @@ static int run_colour(const char *how)
     if (strncmp(how, "allgather", 9) == 0)
         return C_ALLGATHER;
     if (strncmp(how, "ps", 2) == 0 || strncmp(how, "proxy", 5) == 0 ||
-        strncmp(how, "memdev", 6) == 0)
-        return C_OTHER;
+        strncmp(how, "memdev", 6) == 0 || strcmp(how, "d2h") == 0 || strcmp(how, "h2d") == 0)
+        return C_OTHER; /* the parameter server, proxies, offload's host copies */
     return C_ALLREDUCE;
 }
 

@@ -153,5 +153,16 @@ if [ "$st" -eq 0 ] && [ "$runs" -eq 3 ] && [ "$(grep -c '<rect' "$tmp/t.svg")" -
     ok "predict --timeline-svg: one bar per span and per operation"
 else bad "predict --timeline-svg (exit $st, $runs runs): $(cat "$tmp/err")"; fi
 
+# 12. optimizer offload's host copies (eq. Z6) are "other transfers" in the
+#     chart: gpt2 under zero2 --offload on the DGX-1 V100 copies down once
+#     (its one reduce bucket) and up once, so the legend swatch of that
+#     colour (#F0E442) and two bars carry it
+"$BIN" predict -m models/gpt2.json -t topologies/dgx1-v100.json --compute-ms 100 -s ring \
+    --framework zero2 --offload --timeline-svg "$tmp/o.svg" >/dev/null 2>"$tmp/err"
+st=$?
+if [ "$st" -eq 0 ] && [ "$(grep -c '<rect[^>]*fill="#F0E442"' "$tmp/o.svg")" -eq 3 ]; then
+    ok "predict --timeline-svg: offload's host copies drawn as other transfers"
+else bad "predict --timeline-svg --offload (exit $st): $(cat "$tmp/err")"; fi
+
 [ "$fail" -eq 0 ] && echo "flows: all passed"
 exit "$fail"
