@@ -41,15 +41,43 @@ static const char *fits(const cp_mem *m)
     return m->capacity > 0 ? (m->total <= m->capacity ? "yes" : "no") : "?";
 }
 
+/* Samples per second over all GPUs when every GPU runs the largest batch
+ * that fits (mem->max_batch): forward and backward grow with the batch
+ * from the model's, the communication does not.  0 when not known. */
+static int throughput(const cp_model *m, const cp_topo *t, const cp_predict_opts *o,
+                      const cp_mem *mem, const cp_predictor *like, cp_strategy s, double *out,
+                      cp_err *e)
+{
+    cp_predict_opts big = *o;
+    cp_predictor pr;
+    cp_prediction p;
+    int rc;
+    *out = 0;
+    if (!(mem->max_batch >= 1) || m->batch <= 0)
+        return CP_OK;
+    big.batch_scale = mem->max_batch / m->batch;
+    if ((rc = cp_predictor_init_like(&pr, m, t, &big, like, e)))
+        return rc;
+    rc = cp_predict_any(&pr, s, &big, 0, 0, &p, e);
+    if (rc == CP_OK && p.available && p.iteration_ms > 0)
+        *out = t->ngpus * mem->max_batch / p.iteration_ms * 1e3;
+    if (rc == CP_OK)
+        cp_prediction_free(&p);
+    cp_predictor_free(&pr);
+    return rc;
+}
+
 int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *base,
                    cp_strategy s, int bucket_given, int csv, cp_err *e)
 {
     cp_prediction res[NVAR];
     cp_mem mem[NVAR];
+    double thr[NVAR];
     cp_predictor first; /* variant 0's, whose collective model the others borrow */
-    size_t k, best = NVAR;
+    size_t k, best = NVAR, most = NVAR;
     int rc = CP_OK, have_first = 0;
     memset(res, 0, sizeof res);
+    memset(thr, 0, sizeof thr);
     memset(&first, 0, sizeof first);
     for (k = 0; k < NVAR && rc == CP_OK; k++) {
         cp_predict_opts o = *base;
@@ -70,6 +98,10 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
         if (have_first)
             cp_predictor_free(&pr);
         have_first = 1;
+        if (rc == CP_OK && res[k].available &&
+            (rc = throughput(m, t, &o, &mem[k], &first, s, &thr[k], e)) == CP_OK &&
+            thr[k] > 0 && (most == NVAR || thr[k] > thr[most] * (1 + 1e-12)))
+            most = k;
         if (rc == CP_OK && res[k].available && mem[k].capacity > 0 &&
             mem[k].total <= mem[k].capacity &&
             (best == NVAR || res[k].iteration_ms < res[best].iteration_ms - 1e-9))
@@ -81,36 +113,39 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
         return rc;
     if (csv)
         printf("framework,available,iteration_ms,exposed_comm_ms,model_states_gb,"
-               "gpu_memory_gb,fits,max_batch\n");
+               "gpu_memory_gb,fits,max_batch,samples_per_s\n");
     else
         printf("# frameworks: %s on %s (%d GPUs), strategy %s; model states per GPU "
                "(eq. M1), %s\n"
-               "%-20s %12s %11s %16s %5s %9s\n",
+               "%-20s %12s %11s %16s %5s %9s %10s\n",
                m->name, t->name, t->ngpus, cp_strategy_name(s),
                base->activation_gb > 0 ? "fits with the activations given"
                : mem[0].act_estimated  ? "fits with the activations estimated (eq. M2)"
                                        : "activations not counted",
                "framework", "iteration_ms", "exposed_ms", "model_states_gb", "fits",
-               "max_batch");
+               "max_batch", "samples/s");
     for (k = 0; k < NVAR; k++) {
         const cp_prediction *p = &res[k];
-        char cap[32] = "", maxb[32] = ""; /* empty when not known */
+        char cap[32] = "", maxb[32] = "", sps[32] = ""; /* empty when not known */
         if (mem[k].capacity > 0)
             snprintf(cap, sizeof cap, "%.2f", mem[k].capacity / 1e9);
         if (mem[k].max_batch >= 0)
             snprintf(maxb, sizeof maxb, "%.0f", mem[k].max_batch);
+        if (thr[k] > 0)
+            snprintf(sps, sizeof sps, "%.1f", thr[k]);
         if (csv && p->available)
-            printf("%s,1,%.4f,%.4f,%.4f,%s,%s,%s\n", variants[k].name, p->iteration_ms,
-                   p->exposed_ms, mem[k].states / 1e9, cap, fits(&mem[k]), maxb);
+            printf("%s,1,%.4f,%.4f,%.4f,%s,%s,%s,%s\n", variants[k].name, p->iteration_ms,
+                   p->exposed_ms, mem[k].states / 1e9, cap, fits(&mem[k]), maxb, sps);
         else if (csv)
-            printf("%s,0,,,%.4f,%s,%s,%s\n", variants[k].name, mem[k].states / 1e9, cap,
+            printf("%s,0,,,%.4f,%s,%s,%s,\n", variants[k].name, mem[k].states / 1e9, cap,
                    fits(&mem[k]), maxb);
         else if (p->available)
-            printf("%-20s %12.2f %11.2f %16.3f %5s %9s\n", variants[k].name, p->iteration_ms,
-                   p->exposed_ms, mem[k].states / 1e9, fits(&mem[k]), maxb[0] ? maxb : "-");
+            printf("%-20s %12.2f %11.2f %16.3f %5s %9s %10s\n", variants[k].name,
+                   p->iteration_ms, p->exposed_ms, mem[k].states / 1e9, fits(&mem[k]),
+                   maxb[0] ? maxb : "-", sps[0] ? sps : "-");
         else
-            printf("%-20s %12s %11s %16.3f %5s %9s  (%s)\n", variants[k].name, "-", "-",
-                   mem[k].states / 1e9, fits(&mem[k]), maxb[0] ? maxb : "-", p->why_not);
+            printf("%-20s %12s %11s %16.3f %5s %9s %10s  (%s)\n", variants[k].name, "-", "-",
+                   mem[k].states / 1e9, fits(&mem[k]), maxb[0] ? maxb : "-", "-", p->why_not);
         cp_prediction_free(&res[k]);
     }
     if (!csv) {
@@ -122,6 +157,9 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
                    mem[0].capacity <= 0    ? "the topology gives no GPU memory"
                    : mem[0].activations > 0 ? "no framework fits with its activations"
                                             : "no framework's model states fit");
+        if (most < NVAR)
+            printf("most samples/s: %s at a batch of %.0f per GPU (%.1f samples/s)\n",
+                   variants[most].name, mem[most].max_batch, thr[most]);
     }
     return CP_OK;
 }

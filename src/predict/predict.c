@@ -195,6 +195,8 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
         return rc;
     if (o->compute_scale > 0 && o->compute_scale != 1)
         cp_compute_scale(&p->comp, o->compute_scale);
+    if (o->batch_scale > 0 && o->batch_scale != 1)
+        cp_compute_scale_passes(&p->comp, o->batch_scale);
     p->single_ms = cp_compute_total(&p->comp);
     if (o->jitter > 0 && t->ngpus > 1) { /* eq. P9: every step waits for the slowest GPU */
         cp_compute_scale(&p->comp, 1 + o->jitter * cp_expected_max_normal(t->ngpus));

@@ -93,6 +93,10 @@ typedef struct cp_predict_opts {
                                 fp32 weights: 2); 0: the model's dtype */
     int offload;             /* DeepSpeed offload_optimizer to the CPU (ZeRO-1, -2, -3;
                                 eq. Z6); 0 */
+    double batch_scale;      /* the per-GPU batch as a multiple of the one the compute
+                                time was measured at: forward and backward grow with
+                                it, the optimizer step does not; <= 0 or 1: as
+                                measured */
 } cp_predict_opts;
 
 /* Optimizers, for their states (eq. M1). */

@@ -14,7 +14,7 @@ void cp_compute_free(cp_compute *c)
     memset(c, 0, sizeof *c);
 }
 
-void cp_compute_scale(cp_compute *c, double f)
+void cp_compute_scale_passes(cp_compute *c, double f)
 {
     int l;
     for (l = 0; l < c->nlayers; l++) {
@@ -24,8 +24,13 @@ void cp_compute_scale(cp_compute *c, double f)
     }
     c->fwd_total *= f;
     c->bwd_total *= f;
-    c->optimizer_ms *= f;
     c->lead_ms *= f;
+}
+
+void cp_compute_scale(cp_compute *c, double f)
+{
+    cp_compute_scale_passes(c, f);
+    c->optimizer_ms *= f;
 }
 
 double cp_compute_total(const cp_compute *c)

@@ -45,6 +45,10 @@ void cp_compute_free(cp_compute *c);
 /* Multiply every compute time (and readiness) by f > 0. */
 void cp_compute_scale(cp_compute *c, double f);
 
+/* The same for forward and backward only (a larger batch: the optimizer
+ * step does not grow with it). */
+void cp_compute_scale_passes(cp_compute *c, double f);
+
 /* Total compute of one optimizer step: earlier micro-batches + forward +
  * backward + optimizer. */
 double cp_compute_total(const cp_compute *c);
