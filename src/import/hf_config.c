@@ -77,6 +77,8 @@ static const hf_arch archs[] = {
     {"LlamaModel", "", FAM_LLAMA, HEAD_NONE},
     {"MistralForCausalLM", "model.", FAM_LLAMA, HEAD_LM},
     {"MistralModel", "", FAM_LLAMA, HEAD_NONE},
+    {"Qwen2ForCausalLM", "model.", FAM_LLAMA, HEAD_LM},
+    {"Qwen2Model", "", FAM_LLAMA, HEAD_NONE},
 };
 #define NARCHS (sizeof archs / sizeof archs[0])
 
@@ -95,6 +97,7 @@ static const struct {
     {"gpt2", FAM_GPT2, "GPT2LMHeadModel", 1024},
     {"llama", FAM_LLAMA, "LlamaForCausalLM", 2048},
     {"mistral", FAM_LLAMA, "MistralForCausalLM", 2048},
+    {"qwen2", FAM_LLAMA, "Qwen2ForCausalLM", 2048},
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
@@ -105,6 +108,7 @@ typedef struct hf_dims {
     int64_t vocab, hidden, layers, heads, kv_heads, head_dim, inner, positions, type_vocab;
     int tied;                /* tie_word_embeddings */
     int attn_bias, mlp_bias; /* Llama's attention_bias, mlp_bias */
+    int qkv_bias;            /* Qwen2: q, k and v projections biased, o not */
     int64_t seq;             /* tokens per sample */
     const char *hidden_key;  /* the family's key names, for messages */
     const char *pos_key;
@@ -317,12 +321,13 @@ static int read_config(const cp_jdoc *d, const cp_hf_opts *o, hf_dims *c, cp_err
     if (t == NTYPES)
         return cp_jdoc_fail(d, e, d->root, "model_type", "",
                             "\"%s\" is not supported (supported: bert, gpt2, llama, "
-                            "mistral)", c->model_type);
+                            "mistral, qwen2)", c->model_type);
     switch (types[t].fam) {
     case FAM_BERT: rc = read_bert(d, e, c); break;
     case FAM_GPT2: rc = read_gpt2(d, e, c); break;
     default: rc = read_llama(d, e, c); break;
     }
+    c->qkv_bias = strcmp(c->model_type, "qwen2") == 0; /* modeling_qwen2.py: bias=True */
     if (rc || (rc = pick_arch(d, e, o, (int)t, c)))
         return rc;
     if (o->seq_len > c->positions)
@@ -594,9 +599,9 @@ static void llama_block(build *b, const hf_dims *c, const char *p, int i)
     snprintf(blk, sizeof blk, "%slayers.%d", p, i);
     add_layer(b, block_flops(b->s, (double)(2 * h * q + 2 * h * kv + 3 * h * f), (double)q),
               "%s", blk);
-    linear(b, sub(m, blk, "self_attn.q_proj"), h, q, c->attn_bias);
-    linear(b, sub(m, blk, "self_attn.k_proj"), h, kv, c->attn_bias);
-    linear(b, sub(m, blk, "self_attn.v_proj"), h, kv, c->attn_bias);
+    linear(b, sub(m, blk, "self_attn.q_proj"), h, q, c->attn_bias || c->qkv_bias);
+    linear(b, sub(m, blk, "self_attn.k_proj"), h, kv, c->attn_bias || c->qkv_bias);
+    linear(b, sub(m, blk, "self_attn.v_proj"), h, kv, c->attn_bias || c->qkv_bias);
     linear(b, sub(m, blk, "self_attn.o_proj"), q, h, c->attn_bias);
     linear(b, sub(m, blk, "mlp.gate_proj"), h, f, c->mlp_bias);
     linear(b, sub(m, blk, "mlp.up_proj"), h, f, c->mlp_bias);

@@ -334,6 +334,43 @@ static void test_mistral_gqa(void **state)
     cp_model_free(m);
 }
 
+/* Qwen2 (modeling_qwen2.py): a Llama block whose q, k and v projections
+ * carry biases and whose o projection does not. */
+static void test_qwen2(void **state)
+{
+    cp_model *m = good(GOOD "qwen2-7b.json", NULL);
+    int k;
+    (void)state;
+    /* h 3584, 28 heads of 128, 4 key/value heads (k, v: 512 rows),
+     * f 18944, V 152064, untied:
+     * embed + lm_head 2 x 152064 x 3584 = 1,089,994,752
+     * + 28 x (q 3584^2 + 3584; k, v 2 x (512 x 3584 + 512); o 3584^2;
+     *         gate, up, down 3 x 3584 x 18944; norms 2 x 3584)
+     *   = 28 x 233,057,792 = 6,525,618,176
+     * + final norm 3584 = 7,615,616,512 (the published Qwen2-7B count) */
+    assert_int_equal(m->params, 152064LL * 3584 * 2 +
+                                    28LL * (3584LL * 3584 + 3584 + 2 * (512LL * 3584 + 512) +
+                                            3584LL * 3584 + 3LL * 3584 * 18944 + 2 * 3584) +
+                                    3584);
+    assert_int_equal(m->params, 7615616512LL);
+    /* embed, 12 per block (q, k, v weights and biases; o; gate, up, down;
+     * two norms), norm, lm_head */
+    assert_int_equal(m->ntensors, 1 + 28 * 12 + 1 + 1);
+    k = tensor_index(m, "model.layers.0.self_attn.k_proj.bias");
+    assert_int_equal(m->tensors[k].numel, 512);
+    assert_int_equal(tensor_index(m, "model.layers.0.self_attn.o_proj.bias"), -1);
+    assert_int_equal(m->xf.kv_heads, 4);
+    assert_int_equal(m->xf.swiglu, 1);
+    cp_model_free(m);
+    /* Qwen2-0.5B, tied: 151936 x 896 + 24 x (896^2 + 896 + 2 x (128 x 896
+     * + 128) + 896^2 + 3 x 896 x 4864 + 2 x 896) + 896 = 136,134,656 +
+     * 24 x 14,912,384 + 896 = 494,032,768 (the published count) */
+    m = good(GOOD "qwen2-0.5b.json", NULL);
+    assert_int_equal(m->params, 494032768LL);
+    assert_int_equal(m->ntensors, 1 + 24 * 12 + 1);
+    cp_model_free(m);
+}
+
 /* ------------------------------------------------------------------------ */
 /* FLOPs, options and variants on tiny configs                               */
 
@@ -540,7 +577,7 @@ static void test_refusals(void **state)
     refused(BAD "hidden-size-not-integer.json", NULL, 3, 18, "got 768.0");
     /* line 6, `  "model_type": "t5",`: column 17 */
     refused(BAD "unknown-model-type.json", NULL, 6, 17,
-            "\"t5\" is not supported (supported: bert, gpt2, llama, mistral)");
+            "\"t5\" is not supported (supported: bert, gpt2, llama, mistral, qwen2)");
     /* line 7, `  "num_attention_heads": 7,`: column 26 */
     refused(BAD "heads-do-not-divide-hidden.json", NULL, 7, 26,
             "7 heads do not divide hidden_size 768");
@@ -604,7 +641,7 @@ int main(void)
         cmocka_unit_test(test_gpt2),
         cmocka_unit_test(test_gpt2_medium),
         cmocka_unit_test(test_llama2_7b),
-        cmocka_unit_test(test_mistral_gqa),
+        cmocka_unit_test(test_mistral_gqa), cmocka_unit_test(test_qwen2),
         cmocka_unit_test(test_tiny_llama_flops),
         cmocka_unit_test(test_tiny_bert_flops),
         cmocka_unit_test(test_default_sequence),
