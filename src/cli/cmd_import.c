@@ -57,7 +57,7 @@ static const char help[] =
     "                          [--arch ARCH]\n"
     "\n"
     "Convert a Hugging Face config.json (model_type bert, gpt2, llama, mistral,\n"
-    "qwen2) into model JSON: every trainable tensor with its PyTorch name and shape, in\n"
+    "qwen2, gemma) into model JSON: every trainable tensor with its PyTorch name and shape, in\n"
     "registration order, grouped into layers (embeddings, each block, final norm,\n"
     "each head) with forward FLOPs per sample (docs/import.md).  Options go after\n"
     "the word hf-config.\n"

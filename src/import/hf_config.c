@@ -79,6 +79,8 @@ static const hf_arch archs[] = {
     {"MistralModel", "", FAM_LLAMA, HEAD_NONE},
     {"Qwen2ForCausalLM", "model.", FAM_LLAMA, HEAD_LM},
     {"Qwen2Model", "", FAM_LLAMA, HEAD_NONE},
+    {"GemmaForCausalLM", "model.", FAM_LLAMA, HEAD_LM},
+    {"GemmaModel", "", FAM_LLAMA, HEAD_NONE},
 };
 #define NARCHS (sizeof archs / sizeof archs[0])
 
@@ -98,6 +100,7 @@ static const struct {
     {"llama", FAM_LLAMA, "LlamaForCausalLM", 2048},
     {"mistral", FAM_LLAMA, "MistralForCausalLM", 2048},
     {"qwen2", FAM_LLAMA, "Qwen2ForCausalLM", 2048},
+    {"gemma", FAM_LLAMA, "GemmaForCausalLM", 2048},
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
@@ -230,7 +233,8 @@ static int read_llama(const cp_jdoc *d, cp_err *e, hf_dims *c)
         (rc = dim(d, e, "num_attention_heads", MAX_HIDDEN, &c->heads)) ||
         (rc = opt_dim(d, e, "num_key_value_heads", MAX_HIDDEN, c->heads, &c->kv_heads)) ||
         (rc = dim(d, e, "max_position_embeddings", MAX_POS, &c->positions)) ||
-        (rc = flag(d, e, "tie_word_embeddings", 0, &c->tied)) ||
+        (rc = flag(d, e, "tie_word_embeddings", strcmp(c->model_type, "gemma") == 0,
+                   &c->tied)) || /* GemmaConfig ties by default, the others do not */
         (rc = flag(d, e, "attention_bias", 0, &c->attn_bias)) ||
         (rc = flag(d, e, "mlp_bias", 0, &c->mlp_bias)))
         return rc;
@@ -321,7 +325,7 @@ static int read_config(const cp_jdoc *d, const cp_hf_opts *o, hf_dims *c, cp_err
     if (t == NTYPES)
         return cp_jdoc_fail(d, e, d->root, "model_type", "",
                             "\"%s\" is not supported (supported: bert, gpt2, llama, "
-                            "mistral, qwen2)", c->model_type);
+                            "mistral, qwen2, gemma)", c->model_type);
     switch (types[t].fam) {
     case FAM_BERT: rc = read_bert(d, e, c); break;
     case FAM_GPT2: rc = read_gpt2(d, e, c); break;

@@ -371,6 +371,37 @@ static void test_qwen2(void **state)
     cp_model_free(m);
 }
 
+/* Gemma: a Llama block with head_dim 256 whatever the hidden size, and the
+ * embeddings tied unless the config says otherwise (GemmaConfig's default,
+ * which its config.json leaves out). */
+static void test_gemma(void **state)
+{
+    cp_model *m = good(GOOD "gemma-2b.json", NULL);
+    (void)state;
+    /* h 2048, 8 heads of 256 (q: 2048 rows), 1 key/value head (256 rows),
+     * f 16384, V 256000, tied:
+     * embed 256000 x 2048 = 524,288,000
+     * + 18 x (q, o 2 x 2048^2; k, v 2 x 256 x 2048; gate, up, down
+     *         3 x 2048 x 16384; norms 2 x 2048) = 18 x 110,104,576
+     * + 2048 = 2,506,172,416 (the published Gemma-2B count) */
+    assert_int_equal(m->params, 256000LL * 2048 +
+                                    18LL * (2LL * 2048 * 2048 + 2LL * 256 * 2048 +
+                                            3LL * 2048 * 16384 + 2 * 2048) +
+                                    2048);
+    assert_int_equal(m->params, 2506172416LL);
+    assert_int_equal(m->ntensors, 1 + 18 * 9 + 1); /* no lm_head: tied */
+    cp_model_free(m);
+    /* Gemma-7B: h 3072, 16 heads of 256 (q, k, v: 4096 rows; o: 3072 x
+     * 4096), f 24576: 256000 x 3072 + 28 x (4 x 4096 x 3072 + 3 x 3072 x
+     * 24576 + 2 x 3072) + 3072 = 8,537,680,896 (the published count) */
+    m = good(GOOD "gemma-7b.json", NULL);
+    assert_int_equal(m->params, 256000LL * 3072 +
+                                    28LL * (4LL * 4096 * 3072 + 3LL * 3072 * 24576 + 2 * 3072) +
+                                    3072);
+    assert_int_equal(m->params, 8537680896LL);
+    cp_model_free(m);
+}
+
 /* ------------------------------------------------------------------------ */
 /* FLOPs, options and variants on tiny configs                               */
 
@@ -577,7 +608,7 @@ static void test_refusals(void **state)
     refused(BAD "hidden-size-not-integer.json", NULL, 3, 18, "got 768.0");
     /* line 6, `  "model_type": "t5",`: column 17 */
     refused(BAD "unknown-model-type.json", NULL, 6, 17,
-            "\"t5\" is not supported (supported: bert, gpt2, llama, mistral, qwen2)");
+            "\"t5\" is not supported (supported: bert, gpt2, llama, mistral, qwen2, gemma)");
     /* line 7, `  "num_attention_heads": 7,`: column 26 */
     refused(BAD "heads-do-not-divide-hidden.json", NULL, 7, 26,
             "7 heads do not divide hidden_size 768");
@@ -642,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_gpt2_medium),
         cmocka_unit_test(test_llama2_7b),
         cmocka_unit_test(test_mistral_gqa), cmocka_unit_test(test_qwen2),
+        cmocka_unit_test(test_gemma),
         cmocka_unit_test(test_tiny_llama_flops),
         cmocka_unit_test(test_tiny_bert_flops),
         cmocka_unit_test(test_default_sequence),
