@@ -401,6 +401,7 @@ static int print_json(const opts *o, const cp_predictor *pr, const cp_prediction
     json_object_set_new(root, "model", json_string(pr->model->name));
     json_object_set_new(root, "topology", json_string(pr->topo->name));
     json_object_set_new(root, "gpus", json_integer(pr->topo->ngpus));
+    json_object_set_new(root, "framework", json_string(cp_framework_name(o->p.framework)));
     json_object_set_new(root, "model_states_gb", cli_real(mem->states / 1e9, 4));
     json_object_set_new(root, "activations_gb", mem->activations > 0
                                                     ? cli_real(mem->activations / 1e9, 4)
