@@ -17,7 +17,7 @@
 static const char help[] =
     "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N] [--gpus G]\n"
     "                           [--compute-ms T] [--mfu F] [--compute-scale F]\n"
-    "                           [--framework F] [--offload] [--fsdp-wrap W]\n"
+    "                           [--framework F] [--offload] [--tp T] [--fsdp-wrap W]\n"
     "                           [--fsdp-sharding S] [--comm-hook none|fp16|bf16]\n"
     "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
@@ -62,6 +62,10 @@ static const char help[] =
     "                          unit), layer (every model layer), or MB (consecutive\n"
     "                          layers until a unit holds MB MiB, as\n"
     "                          size_based_auto_wrap_policy)\n"
+    "      --tp T              Megatron-LM tensor parallelism over the T GPUs of each\n"
+    "                          host (T = GPUs per host; DDP across hosts): compute\n"
+    "                          split T ways, every block's activations all-reduced\n"
+    "                          four times an iteration inside the host\n"
     "      --offload           DeepSpeed offload_optimizer to the CPU (zero1, zero2,\n"
     "                          zero3): reduced shards copied to host memory, the\n"
     "                          sockets step the optimizer, parameters copied back\n"
@@ -128,7 +132,7 @@ static const char help[] =
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
        OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM, OPT_FRAMEWORKS, OPT_ACT, OPT_RECOMPUTE,
-       OPT_FLASH, OPT_ACT_DTYPE };
+       OPT_FLASH, OPT_ACT_DTYPE, OPT_TP };
 
 typedef struct opts {
     const char *model, *topo;
@@ -202,6 +206,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"recompute", no_argument, NULL, OPT_RECOMPUTE},
         {"flash-attn", no_argument, NULL, OPT_FLASH},
         {"activation-dtype", required_argument, NULL, OPT_ACT_DTYPE},
+        {"tp", required_argument, NULL, OPT_TP},
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
         CLI_MODEL_LONGOPTS,
         {"what-if", no_argument, NULL, OPT_WHATIF},
@@ -239,6 +244,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_FRAMEWORKS: o->frameworks = 1; break;
         case OPT_RECOMPUTE: o->p.recompute = 1; break;
         case OPT_FLASH: o->p.flash_attn = 1; break;
+        case OPT_TP: rc = cli_parse_count("predict", "--tp", optarg, 256, &o->p.tp); break;
         case OPT_ACT_DTYPE:
             rc = cli_parse_dtype("predict", "--activation-dtype", optarg, &o->p.act_bytes);
             break;
@@ -271,6 +277,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("predict", "-m MODEL and -t TOPO are required");
     if (o->json + o->csv + o->timeline > 1)
         return cli_usage("predict", "--json, --csv and --timeline do not combine");
+    if (o->p.tp > 1 && (o->p.framework != CP_FW_DDP || o->frameworks))
+        return cli_usage("predict", "--tp models Megatron-LM's tensor parallelism under DDP "
+                                    "(no --framework, no --frameworks)");
     if (o->p.activation_gb > 0 && (o->p.recompute || o->p.flash_attn || o->p.act_bytes))
         return cli_usage("predict", "--recompute, --flash-attn and --activation-dtype shape "
                                     "the activation estimate, which --activation-gb replaces");
@@ -373,6 +382,8 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
            : o->p.framework == CP_FW_MIRRORED ? "MirroredStrategy (one pack after backward)"
                                               : "DDP buckets",
            pr->single_ms, pr->compute_source);
+    if (pr->tp > 1) /* single_ms is already each GPU's share */
+        printf(" as 1/%d of the model on each tensor-parallel GPU", pr->tp);
     if (o->p.accum_steps > 1)
         printf(" x %d micro-batches", o->p.accum_steps);
     if (pr->copy_ms > 0)

@@ -102,9 +102,9 @@ void cli_info_model(const cp_model *m, FILE *f)
                 (long long)x->seq, x->vocab > 0 ? "an LM head" : "no LM head", x->dropout);
         fprintf(f, "activations at batch %d (eq. M2): %s, %s with fused attention, %s "
                    "recomputed\n", m->batch,
-                cp_fmt_bytes(cp_activation_bytes(m, 0, 0, 0), c, sizeof c),
-                cp_fmt_bytes(cp_activation_bytes(m, 0, 0, 1), b, sizeof b),
-                cp_fmt_bytes(cp_activation_bytes(m, 0, 1, 0), r, sizeof r));
+                cp_fmt_bytes(cp_activation_bytes(m, 0, 1, 0, 0), c, sizeof c),
+                cp_fmt_bytes(cp_activation_bytes(m, 0, 1, 0, 1), b, sizeof b),
+                cp_fmt_bytes(cp_activation_bytes(m, 0, 1, 1, 0), r, sizeof r));
     }
 }
 

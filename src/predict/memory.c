@@ -22,30 +22,35 @@ static double least(double a, double b)
     return a < b ? a : b;
 }
 
-double cp_activation_bytes(const cp_model *m, int elem_bytes, int recompute, int flash_attn)
+double cp_activation_bytes(const cp_model *m, int elem_bytes, int tp, int recompute,
+                           int flash_attn)
 {
     const cp_xformer *x = &m->xf;
     double E = elem_bytes > 0 ? elem_bytes : cp_dtype_bytes(m->dtype), drop = x->dropout > 0;
     double s = (double)x->seq, b = m->batch, h = (double)x->hidden, a = (double)x->heads;
-    double sbh = s * b * h, sbf = s * b * (double)x->ffn, block, attn, kept, ends;
+    double sbh = s * b * h, sbf = s * b * (double)x->ffn, t = tp > 1 ? tp : 1;
+    double block, attn, kept, ends;
     if (x->layers <= 0 || m->batch <= 0)
         return 0;
-    /* per block: the inputs of both norms, of the QKV, output and MLP-in
-     * projections, Q (E each) and K, V (kv_heads / heads of that); two
-     * dropout masks (1 byte); the MLP's inner tensors (GELU in and out, or
-     * gate, up, SiLU and product) */
-    block = sbh * (E * (6 + 2 * (double)x->kv_heads / a) + 2 * drop) +
-            sbf * E * (x->swiglu ? 4 : 2);
-    /* softmax out, dropout out and mask over a x s x s per sample; fused
-     * attention keeps only its fp32 log-sum-exp per head and token */
-    attn = flash_attn ? 4 * a * s * b : a * s * s * b * (E * (1 + drop) + drop);
+    /* per block, whole on every GPU: the inputs of both norms and of the QKV
+     * and MLP-in projections (E each), two dropout masks (1 byte); split
+     * over the T tensor-parallel GPUs (eq. T1): Q and the output
+     * projection's input (E each), K and V (kv_heads / heads of that), the
+     * MLP's inner tensors (GELU in and out, or gate, up, SiLU and product) */
+    block = sbh * (4 * E + 2 * drop) +
+            (sbh * E * (2 + 2 * (double)x->kv_heads / a) + sbf * E * (x->swiglu ? 4 : 2)) / t;
+    /* softmax out, dropout out and mask over a x s x s per sample, split by
+     * heads; fused attention keeps only its fp32 log-sum-exp per head and
+     * token */
+    attn = (flash_attn ? 4 * a * s * b : a * s * s * b * (E * (1 + drop) + drop)) / t;
     /* recomputation keeps each block's input and rebuilds one block at a
      * time, whose own saved tensors include that input */
     kept = recompute ? (double)(x->layers - 1) * E * sbh + block + attn
                      : (double)x->layers * (block + attn);
     /* embedding dropout mask, final norm's input; an LM head's input and its
-     * fp32 log-softmax over the vocabulary */
-    ends = sbh * (drop + E) + (x->vocab > 0 ? E * sbh + 4 * s * b * (double)x->vocab : 0);
+     * fp32 log-softmax over the vocabulary (split by vocabulary under
+     * tensor parallelism) */
+    ends = sbh * (drop + E) + (x->vocab > 0 ? E * sbh + 4 * s * b * (double)x->vocab / t : 0);
     return kept + ends;
 }
 
@@ -107,11 +112,18 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
     }
     if (o->offload)
         out->optim = 0; /* the optimizer states live in host memory (eq. Z6) */
+    if (p->tp > 1) { /* eq. T1: every GPU holds 1/T of every block's tensors */
+        out->weights /= p->tp;
+        out->grads /= p->tp;
+        out->optim /= p->tp;
+        out->buffers /= p->tp;
+    }
     out->states = out->weights + out->grads + out->optim + out->buffers + out->gathered;
     if (o->activation_gb > 0) { /* measured beats estimated */
         out->activations = o->activation_gb * 1e9;
     } else {
-        out->activations = cp_activation_bytes(m, o->act_bytes, o->recompute, o->flash_attn);
+        out->activations = cp_activation_bytes(m, o->act_bytes, p->tp, o->recompute,
+                                               o->flash_attn);
         out->act_estimated = out->activations > 0;
     }
     out->total = out->states + out->activations;

@@ -45,10 +45,11 @@ double cp_optimizer_bytes(int optimizer, int grad_bytes);
 
 /* Eq. M2: bytes of activations one micro-batch keeps for backward on one
  * GPU, from the model's transformer dimensions and batch, activation
- * elements of elem_bytes (0: the model's dtype), with every block
- * recomputed or not and fused attention or not; 0 when the model does not
- * give them. */
-double cp_activation_bytes(const cp_model *m, int elem_bytes, int recompute, int flash_attn);
+ * elements of elem_bytes (0: the model's dtype), blocks split over tp GPUs
+ * (eq. T1; 0 or 1: none), with every block recomputed or not and fused
+ * attention or not; 0 when the model does not give them. */
+double cp_activation_bytes(const cp_model *m, int elem_bytes, int tp, int recompute,
+                           int flash_attn);
 
 /* Eq. M1 for the predictor's model, machine and framework (o).  CP_OK or
  * CP_EINTERNAL (out of memory). */

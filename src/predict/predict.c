@@ -167,6 +167,62 @@ int cp_prediction_ddp_spans(const cp_predictor *p, cp_prediction *out)
                : 0;
 }
 
+/* One all-reduce of `bytes` inside every host at once, as NCCL's tuner
+ * runs it (us): the whole machine's on one host; on several, the in-host
+ * reduce-scatter and all-gather phases (hier's or NVLS's, the faster). */
+static double host_allreduce_us(const cp_coll *c, double bytes)
+{
+    double us = -1, nv, a, b;
+    if (c->nhosts <= 1) {
+        cp_coll_best(c, CP_OP_ALLREDUCE, bytes, &us);
+        return us;
+    }
+    a = cp_coll_phase_us(c, CP_ALG_HIER, 0, bytes, NULL);
+    b = cp_coll_phase_us(c, CP_ALG_HIER, 2, bytes, NULL);
+    us = a >= 0 && b >= 0 ? a + b : -1;
+    a = cp_coll_phase_us(c, CP_ALG_NVLS, 0, bytes, NULL);
+    b = cp_coll_phase_us(c, CP_ALG_NVLS, 2, bytes, NULL);
+    nv = a >= 0 && b >= 0 ? a + b : -1;
+    return nv >= 0 && (us < 0 || nv < us) ? nv : us;
+}
+
+/* Eq. T1, Megatron-LM tensor parallelism over the GPUs of each host: every
+ * block all-reduces its s x b x h activations twice in forward (after
+ * attention and after the MLP) and twice in backward, inside the host, on
+ * the compute stream.  Spread over the layers in proportion to their
+ * compute (the blocks hold nearly all of it). */
+static int add_tensor_parallel(cp_predictor *p, const cp_predict_opts *o, cp_err *e)
+{
+    const cp_model *m = p->model;
+    const cp_xformer *x = &m->xf;
+    cp_compute *c = &p->comp;
+    double b = m->batch * (o->batch_scale > 0 ? o->batch_scale : 1), E, one, f, bw;
+    int l;
+    if (x->layers <= 0)
+        return cp_fail(e, CP_EINPUT, "--tp needs the model's \"transformer\" dimensions "
+                                     "(docs/formats.md): the activations it all-reduces");
+    if (p->coll.per_host != p->tp)
+        return cp_fail(e, CP_EINPUT, "--tp %d: tensor parallelism spans the GPUs of one host "
+                       "here, and %s has %d a host", p->tp, p->topo->name, p->coll.per_host);
+    E = o->act_bytes > 0 ? o->act_bytes : cp_dtype_bytes(m->dtype);
+    one = host_allreduce_us(&p->coll, (double)x->seq * b * (double)x->hidden * E) / 1e3;
+    if (one < 0)
+        return cp_fail(e, CP_EINPUT, "no all-reduce runs inside a host of %s", p->topo->name);
+    f = 2.0 * (double)x->layers * one;  /* forward's share, and backward's the same */
+    bw = f;
+    p->tp_ms = f + bw;
+    for (l = 0; l < c->nlayers; l++) {
+        if (c->fwd_total > 0)
+            c->fwd_ms[l] += f * c->fwd_ms[l] / c->fwd_total;
+        if (c->bwd_total > 0)
+            c->bwd_ms[l] += bw * c->bwd_ms[l] / c->bwd_total;
+    }
+    c->fwd_total += f;
+    c->bwd_total += bw;
+    cp_compute_accumulate(c, 1, 0); /* readiness again, with the all-reduces in it */
+    return CP_OK;
+}
+
 int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
                       const cp_predict_opts *o, cp_err *e)
 {
@@ -193,6 +249,9 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
     rc = cp_compute_build(m, compute_ms, &p->comp, e);
     if (rc)
         return rc;
+    p->tp = o->tp > 1 ? o->tp : 1;
+    if (p->tp > 1) /* eq. T1: every GPU computes 1/T of every block and step */
+        cp_compute_scale(&p->comp, 1.0 / p->tp);
     if (o->compute_scale > 0 && o->compute_scale != 1)
         cp_compute_scale(&p->comp, o->compute_scale);
     if (o->batch_scale > 0 && o->batch_scale != 1)
@@ -205,7 +264,8 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
     micro_ms = p->comp.fwd_total + p->comp.bwd_total;
     p->mem_gbs = t->ngpus > 1 ? gpu_mem_gbs(t) : 0;
     if (o->framework == CP_FW_DDP) { /* Horovod copies on its own stream: run_horovod */
-        double pass = cp_compute_add_copies(&p->comp, m, p->elem_bytes, p->mem_gbs);
+        /* under tensor parallelism each GPU copies its 1/T of every gradient */
+        double pass = cp_compute_add_copies(&p->comp, m, p->elem_bytes, p->mem_gbs * p->tp);
         p->copy_out_ms = o->bucket_view ? 0 : pass;
         p->copy_ms = pass + p->copy_out_ms;
     }
@@ -213,20 +273,22 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
         p->pack_ms = p->copy_out_ms = cp_copy_ms(grad_bytes(p), p->mem_gbs);
         p->copy_ms = 2 * p->pack_ms;
     }
-    cp_compute_accumulate(&p->comp, o->accum_steps, micro_ms);
     if (like) { /* the same machine's collective model, borrowed (have_coll 0) */
         p->coll = like->coll;
-        return CP_OK;
-    }
-    rc = cp_coll_build(t, 1, &p->coll, e);
-    if (rc) {
+    } else if ((rc = cp_coll_build(t, 1, &p->coll, e))) {
         /* whole-machine refusals (too many GPUs on a host) are the topology's */
         if (rc == CP_EINPUT && !e->file[0] && t->src_path)
             snprintf(e->file, sizeof e->file, "%s", t->src_path);
         cp_compute_free(&p->comp);
         return rc;
+    } else {
+        p->have_coll = 1;
     }
-    p->have_coll = 1;
+    if (p->tp > 1 && (rc = add_tensor_parallel(p, o, e))) {
+        cp_predictor_free(p);
+        return rc;
+    }
+    cp_compute_accumulate(&p->comp, o->accum_steps, micro_ms + p->tp_ms);
     return CP_OK;
 }
 
@@ -291,7 +353,22 @@ static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, cons
                         const char **proto)
 {
     cp_coll_alg alg;
-    double ms = cp_strategy_coll_ms(p, s, CP_OP_ALLREDUCE, bytes, &alg, proto);
+    double ms;
+    if (p->tp > 1) { /* eq. T1: each GPU's 1/T of the bucket, among its peers */
+        cp_proto pr = CP_PROTO_SIMPLE;
+        int tree = 0;
+        *how = "none";
+        *proto = "-";
+        if (p->coll.nhosts <= 1)
+            return 0; /* one host, one tensor-parallel group: nothing to all-reduce */
+        if (s != CP_S_RING && s != CP_S_AUTO && s != CP_S_BEST)
+            return -1;
+        ms = cp_coll_peers_us(&p->coll, bytes * p->tp, s != CP_S_RING, &pr, &tree);
+        *how = tree ? "peers-tree" : "peers";
+        *proto = cp_proto_name(pr);
+        return ms < 0 ? -1 : ms / 1e3;
+    }
+    ms = cp_strategy_coll_ms(p, s, CP_OP_ALLREDUCE, bytes, &alg, proto);
     *how = alg == CP_ALGS ? "none" : cp_coll_alg_name(alg);
     return ms;
 }
@@ -300,7 +377,11 @@ static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, cons
 static void why_not(const cp_predictor *p, cp_strategy s, cp_framework f, cp_prediction *out)
 {
     cp_coll_alg alg = strategy_alg(s);
-    if (alg == CP_ALGS && f == CP_FW_MIRRORED)
+    if (p->tp > 1)
+        snprintf(out->why_not, sizeof out->why_not,
+                 "under --tp each GPU all-reduces its 1/T of the gradients with its peers on "
+                 "the other hosts: ring, auto or best");
+    else if (alg == CP_ALGS && f == CP_FW_MIRRORED)
         snprintf(out->why_not, sizeof out->why_not,
                  "the COARSE planner routes DDP's buckets as they become ready; mirrored "
                  "all-reduces one pack after backward");
@@ -347,10 +428,13 @@ static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *
                    cp_prediction *out, double *finish, cp_err *e)
 {
     cp_buckets bk;
-    int i, rc = cp_buckets_ddp(p->model, &p->comp, p->elem_bytes, o->first_bucket_mb * MIB,
-                               o->bucket_mb * MIB, &bk, e);
+    int i, rc = cp_buckets_ddp(p->model, &p->comp, p->elem_bytes,
+                               o->first_bucket_mb * MIB * p->tp, o->bucket_mb * MIB * p->tp,
+                               &bk, e);
     if (rc)
         return rc;
+    for (i = 0; i < bk.n; i++) /* under tensor parallelism a GPU holds 1/T of each */
+        bk.b[i].bytes /= p->tp;
     if (keep && !(out->runs = calloc((size_t)bk.n + 1, sizeof *out->runs))) {
         cp_buckets_free(&bk);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
@@ -517,6 +601,10 @@ int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
     if (rc)
         return rc;
     out->available = 1;
+    /* eq. T1: the tensor-parallel all-reduces of every micro-batch are
+     * communication, on the compute stream */
+    out->compute_ms -= p->tp_ms * (o->accum_steps > 1 ? o->accum_steps : 1);
+    out->comm_ms += p->tp_ms * (o->accum_steps > 1 ? o->accum_steps : 1);
     /* eq. P6 */
     out->iteration_ms = (finish > end_compute ? finish : end_compute) + p->copy_out_ms +
                         p->comp.optimizer_ms;

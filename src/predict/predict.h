@@ -93,6 +93,8 @@ typedef struct cp_predict_opts {
                                 fp32 weights: 2); 0: the model's dtype */
     int offload;             /* DeepSpeed offload_optimizer to the CPU (ZeRO-1, -2, -3;
                                 eq. Z6); 0 */
+    int tp;                  /* tensor-parallel degree (Megatron-LM, eq. T1): the GPUs of
+                                each host split every block; 0 or 1: none */
     double batch_scale;      /* the per-GPU batch as a multiple of the one the compute
                                 time was measured at: forward and backward grow with
                                 it, the optimizer step does not; <= 0 or 1: as
@@ -199,6 +201,9 @@ typedef struct cp_predictor {
     double pack_ms;          /* of which MirroredStrategy's concatenation into the pack,
                                 after backward (eq. P11) */
     double straggle_ms;      /* added by waiting for the slowest GPU (eq. P9) */
+    double tp_ms;            /* tensor parallelism's all-reduces of activations, one
+                                micro-batch, inside the compute timeline (eq. T1) */
+    int tp;                  /* tensor-parallel degree, 1 without */
     const char *compute_source; /* "measured", "model" or "estimated" (eq. P0) */
 } cp_predictor;
 

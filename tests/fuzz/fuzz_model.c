@@ -51,10 +51,10 @@ static void check_model(const cp_model *m)
     FUZZ_REQUIRE(isfinite(m->iteration_ms) && isfinite(m->bwd_fwd_ratio));
     FUZZ_REQUIRE(m->iteration_ms == 0 || m->optimizer_ms < m->iteration_ms);
     if (m->xf.layers > 0) { /* eq. M2: finite, and recomputation never keeps more */
-        double kept = cp_activation_bytes(m, 0, 0, 0), recomputed = cp_activation_bytes(m, 0, 1, 0);
+        double kept = cp_activation_bytes(m, 0, 1, 0, 0), recomputed = cp_activation_bytes(m, 0, 1, 1, 0);
         FUZZ_REQUIRE(m->batch > 0 && m->xf.heads % m->xf.kv_heads == 0);
         FUZZ_REQUIRE(isfinite(kept) && kept > 0 && recomputed > 0 && recomputed <= kept);
-        FUZZ_REQUIRE(isfinite(cp_activation_bytes(m, 2, 1, 1)));
+        FUZZ_REQUIRE(isfinite(cp_activation_bytes(m, 2, 1, 1, 1)));
     }
 }
 

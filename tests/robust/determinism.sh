@@ -52,6 +52,7 @@ trap 'rm -rf "$tmp"' EXIT
     echo "predict -m models/vgg16.json -t topologies/dgx1-p100.json --hosts 2 --framework mirrored --accum-steps 2 --timeline"
     echo "predict -m models/gpt2-medium.json -t topologies/aws-p4d.json --hosts 2 --framework zero1 --accum-steps 3 --timeline"
     echo "predict -m models/bert-large.json -t topologies/aws-p4d.json --hosts 2 --framework zero2 --offload --accum-steps 2 --timeline"
+    echo "predict -m models/gpt2-medium.json -t topologies/dgx-a100.json --hosts 3 --tp 8 --json"
     echo "predict -m models/bert-large.json -t topologies/aws-p3dn.json --hosts 4 --framework fsdp --fsdp-sharding hybrid-grad-op --timeline"
     echo "predict -m models/bert-large.json -t topologies/hgx-h100.json --hosts 2 --compute-ms 200 --frameworks --csv"
     echo "plan -m models/gpt2.json -t topologies/dgx1-v100-cxl.json -o -"

@@ -53,6 +53,7 @@ trap 'rm -rf "$tmp"' EXIT
     echo "0 predict -m models/vgg16.json -t topologies/dgx1-p100-cxl.json --framework mirrored --timeline-svg @TMP@/m.svg"
     echo "0 predict -m models/gpt2.json -t topologies/dgx-a100.json --hosts 2 --framework zero1 --accum-steps 2 --recompute --flash-attn --json"
     echo "0 predict -m models/bert-large.json -t topologies/dgx1-v100.json --hosts 2 --framework zero3 --offload --timeline-svg @TMP@/o.svg"
+    echo "0 predict -m models/gpt2-medium.json -t topologies/aws-p4d.json --hosts 2 --tp 8 --accum-steps 2 --timeline"
     echo "2 predict -m models/gpt2.json -t topologies/dgx-a100.json --optimizer lamb"
     echo "0 predict -m models/bert-large.json -t topologies/aws-p3dn.json --hosts 2 --frameworks"
     echo "0 predict -m models/bert-large.json -t topologies/dgx1-v100.json --activation-gb 12 --json"

@@ -544,6 +544,66 @@ static void test_offload_by_hand(void **state)
     cp_model_free(m);
 }
 
+/* Tensor parallelism (eq. T1) over the NVLink pair of each host
+ * (testtopo.h: in-host reduce-scatter and all-gather 1 + 0.5 S / 50e3 us
+ * each; the ring of peers over two hosts 12 + 0.5 S / 5e3 us for an
+ * S-byte buffer of which each GPU holds half).  The square's model (12 MiB
+ * in layer 0, 4 MiB in layer 1, fp32), 30 ms on one GPU, two blocks of
+ * s x b x h x E = 125 x 4 x 250 x 4 = 500,000 B:
+ *   compute split two ways: forward 5 (3.75 + 1.25), backward 10
+ *   one in-host all-reduce: 2 + 500000 / 50e3 = 12 us; 4 x 2 blocks x 12
+ *     = 96 us, 48 in forward (layer 0 +36, layer 1 +12) and 48 in backward
+ *   forward ends 5.048; layer 1 ready 5.048 + 2.512 = 7.56, layer 0 at
+ *     7.56 + 7.536 = 15.096
+ *   buckets (caps x 2: 2 MiB first, 50 MiB): {t1} 2 MiB a GPU, {t0} 6 MiB
+ *   peers: t1 12 + 0.5 x 4194304 / 5e3 = 431.4304 us -> 7.9914304;
+ *          t0 12 + 1258.2912 = 1270.2912 us -> 16.3662912
+ * iteration 16.3662912, compute 15, comm 1.7977216, exposed 1.3662912.
+ * Model states 80 MiB / 2 = 40 MiB. */
+static void test_tensor_parallel_by_hand(void **state)
+{
+    static const int64_t numel[] = {3 * MIB, MIB};
+    cp_model *m = make_model(numel, NULL, 2);
+    cp_xformer x = {2, 250, 2, 2, 1000, 125, 0, 0, 0};
+    cp_topo *one, *t;
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_mem mem;
+    cp_err e;
+    (void)state;
+    m->xf = x;
+    m->batch = 4;
+    one = test_nvlink_pair_nic();
+    assert_int_equal(cp_topo_replicate(one, 2, &t, &e), CP_OK);
+    cp_topo_free(one);
+    cp_predict_opts_default(&o);
+    o.compute_ms = 30;
+    o.tp = 2;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_near(pr.tp_ms, 0.096, 1e-12);
+    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
+    assert_int_equal(p.nruns, 2);
+    assert_near(p.runs[0].bytes, 2.0 * MIB, 0);
+    assert_near(p.runs[0].ready_ms, 7.56, 1e-9);
+    assert_near(p.runs[0].finish_ms, 7.9914304, 1e-9);
+    assert_near(p.runs[1].start_ms, 15.096, 1e-9);
+    assert_near(p.iteration_ms, 16.3662912, 1e-9);
+    assert_near(p.compute_ms, 15.0, 1e-9);
+    assert_near(p.comm_ms, 1.7977216, 1e-9);
+    assert_near(p.exposed_ms, 1.3662912, 1e-9);
+    cp_prediction_free(&p);
+    assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
+    assert_near(mem.states, 40.0 * MIB, 1e-6);
+    cp_predictor_free(&pr);
+    /* the pair's hosts hold two GPUs: --tp 4 is refused */
+    o.tp = 4;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "2 a host"));
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
 /* FSDP (eq. Z2), same machine and compute; every layer a unit, gathers of
  * 12 MiB 0.19174368 ms and 4 MiB 0.06591456 ms, reduce-scatters the same.
  * Forward: AG0 [0, 0.19174368], AG1 [0.19174368, 0.25765824] (no layer to
@@ -726,6 +786,9 @@ static void test_zero3_by_hand(void **state)
  *   fused attention: 4 a s b = 64 in place of 320: 3 x 2240 + 192 = 6912
  *   recomputed: the other 2 blocks' inputs of E s b h = 2 x 128 = 256, one
  *     block rebuilt (its input among its tensors) 2496, ends 192: 2944
+ *   two tensor-parallel GPUs (eq. T1; Korthikanti's 10 s b h + 24 s b h / t
+ *     + 5 a s^2 b / t): whole 64 (4 x 2 + 2) = 640, split (64 x 2 x 4 +
+ *     256 x 2 x 2) / 2 = 768, scores 320 / 2 = 160: 3 x 1568 + 192 = 4896
  * A Llama-like variant: fp32 (E = 4), gated SiLU, f = 8 (s b f = 64),
  * kv_heads 1 of 2, no dropout, an LM head over V = 10:
  *   block 64 x 4 x (6 + 2 x 1/2) + 64 x 4 x 4 = 1792 + 1024 = 2816;
@@ -740,22 +803,23 @@ static void test_activations_by_hand(void **state)
     m->dtype = CP_FP16;
     m->batch = 2;
     m->xf = x;
-    assert_near(cp_activation_bytes(m, 0, 0, 0), 7680, 0);
-    assert_near(cp_activation_bytes(m, 0, 0, 1), 6912, 0);
-    assert_near(cp_activation_bytes(m, 0, 1, 0), 2944, 0);
+    assert_near(cp_activation_bytes(m, 0, 1, 0, 0), 7680, 0);
+    assert_near(cp_activation_bytes(m, 0, 1, 0, 1), 6912, 0);
+    assert_near(cp_activation_bytes(m, 0, 1, 1, 0), 2944, 0);
+    assert_near(cp_activation_bytes(m, 0, 2, 0, 0), 4896, 0);
     m->dtype = CP_FP32;
     m->xf.ffn = 8;
     m->xf.kv_heads = 1;
     m->xf.swiglu = 1;
     m->xf.dropout = 0;
     m->xf.vocab = 10;
-    assert_near(cp_activation_bytes(m, 0, 0, 0), 10048, 0);
+    assert_near(cp_activation_bytes(m, 0, 1, 0, 0), 10048, 0);
     /* no batch or no dimensions: nothing estimated */
     m->batch = 0;
-    assert_near(cp_activation_bytes(m, 0, 0, 0), 0, 0);
+    assert_near(cp_activation_bytes(m, 0, 1, 0, 0), 0, 0);
     m->batch = 2;
     m->xf.layers = 0;
-    assert_near(cp_activation_bytes(m, 0, 0, 0), 0, 0);
+    assert_near(cp_activation_bytes(m, 0, 1, 0, 0), 0, 0);
     cp_model_free(m);
 }
 
@@ -1443,6 +1507,7 @@ int main(void)
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
         cmocka_unit_test(test_batch_scale_by_hand),
         cmocka_unit_test(test_zero1_by_hand), cmocka_unit_test(test_offload_by_hand),
+        cmocka_unit_test(test_tensor_parallel_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),
         cmocka_unit_test(test_fsdp_grad_op_by_hand),
         cmocka_unit_test(test_sharded_accumulation_by_hand),
