@@ -1244,25 +1244,27 @@ static void test_compute_estimate_by_hand(void **state)
 /* Invariants (issue 4): iteration >= compute, exposed <= comm; a machine
  * with every link 10x faster never predicts a slower iteration; one GPU:
  * iteration = compute. */
-/* Every framework, FSDP under each sharding strategy (eq. Z3) and ZeRO with
- * the optimizer offloaded (eq. Z6): the variants the invariant and one-GPU
- * tests run. */
+/* Every framework, FSDP under each sharding strategy (eq. Z3), ZeRO with
+ * the optimizer offloaded (eq. Z6) and DDP under tensor parallelism over
+ * each host (eq. T1; transformer models only): the variants the invariant
+ * and one-GPU tests run. */
 static const struct {
     cp_framework fw;
-    int sharding, offload;
+    int sharding, offload, tp;
 } variants[] = {
-    {CP_FW_DDP, 0, 0},
-    {CP_FW_HOROVOD, 0, 0},
-    {CP_FW_ZERO1, 0, 0},
-    {CP_FW_ZERO2, 0, 0},
-    {CP_FW_FSDP, 0, 0},
-    {CP_FW_FSDP, CP_SHARD_GRAD_OP, 0},
-    {CP_FW_FSDP, CP_SHARD_HYBRID, 0},
-    {CP_FW_FSDP, CP_SHARD_HYBRID | CP_SHARD_GRAD_OP, 0},
-    {CP_FW_ZERO3, 0, 0},
-    {CP_FW_MIRRORED, 0, 0},
-    {CP_FW_ZERO2, 0, 1},
-    {CP_FW_ZERO3, 0, 1},
+    {CP_FW_DDP, 0, 0, 0},
+    {CP_FW_HOROVOD, 0, 0, 0},
+    {CP_FW_ZERO1, 0, 0, 0},
+    {CP_FW_ZERO2, 0, 0, 0},
+    {CP_FW_FSDP, 0, 0, 0},
+    {CP_FW_FSDP, CP_SHARD_GRAD_OP, 0, 0},
+    {CP_FW_FSDP, CP_SHARD_HYBRID, 0, 0},
+    {CP_FW_FSDP, CP_SHARD_HYBRID | CP_SHARD_GRAD_OP, 0, 0},
+    {CP_FW_ZERO3, 0, 0, 0},
+    {CP_FW_MIRRORED, 0, 0, 0},
+    {CP_FW_ZERO2, 0, 1, 0},
+    {CP_FW_ZERO3, 0, 1, 0},
+    {CP_FW_DDP, 0, 0, 1},
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
@@ -1295,6 +1297,11 @@ static void check_invariants(const char *model, const char *topo, int hosts)
         cp_predict_opts_default(&o);
         o.compute_ms = 250;
         set_variant(&o, fw);
+        if (variants[fw].tp) { /* every GPU of a host in one tensor-parallel group */
+            if (m->xf.layers == 0)
+                continue;
+            o.tp = t->ngpus / t->nhosts;
+        }
         assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
         assert_int_equal(cp_predictor_init(&pf, m, fast, &o, &e), CP_OK);
         for (s = 0; s < CP_STRATEGIES; s++) {
@@ -1353,8 +1360,9 @@ static void test_one_gpu(void **state)
     cp_topo_add_node(t, "g0", CP_GPU, 0);
     assert_int_equal(cp_topo_index(t, &e), CP_OK);
     for (fw = 0; fw < NVARIANTS; fw++) { /* every framework and sharding */
-        if (variants[fw].offload)
-            continue; /* the host's optimizer step is work a lone GPU still does */
+        if (variants[fw].offload || variants[fw].tp)
+            continue; /* the host's optimizer step is work a lone GPU still does;
+                         one GPU has nobody to split a block with */
         cp_predict_opts_default(&o);
         o.compute_ms = 12.5;
         set_variant(&o, fw);
