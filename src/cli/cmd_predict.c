@@ -280,6 +280,9 @@ static int parse_opts(int argc, char **argv, opts *o)
     if (o->p.tp > 1 && (o->p.framework != CP_FW_DDP || o->frameworks))
         return cli_usage("predict", "--tp models Megatron-LM's tensor parallelism under DDP "
                                     "(no --framework, no --frameworks)");
+    if (o->p.tp > 1 && o->scaling)
+        return cli_usage("predict", "--tp spans a whole host; --scaling would cut hosts "
+                                    "short of it");
     if (o->p.activation_gb > 0 && (o->p.recompute || o->p.flash_attn || o->p.act_bytes))
         return cli_usage("predict", "--recompute, --flash-attn and --activation-dtype shape "
                                     "the activation estimate, which --activation-gb replaces");
