@@ -581,17 +581,13 @@ static int whatif(const opts *o, const cp_model *m, const cp_topo *t, const cp_p
 /* Strategy s on the file's first `gpus` GPUs per host, `hosts` times over:
  * *ms and *exposed, or CP_EINPUT with the reason when s cannot run there. */
 static int scaling_one(const opts *o, const cp_model *m, cp_strategy s, int gpus, int hosts,
-                       double *ms, double *exposed, cp_err *e)
+                       double *ms, double *exposed, char *why, size_t len, cp_err *e)
 {
     cp_topo *t;
-    char why[200] = "";
     int rc = cp_topo_load_machine(o->topo, gpus, hosts, &t, e);
     if (rc)
         return rc;
-    rc = cli_blame(predict_on(m, t, &o->p, s, ms, exposed, why, sizeof why, e), e, o->model);
-    if (rc == CP_OK && *ms < 0)
-        rc = cp_fail(e, CP_EINPUT, "strategy %s is not available on %s: %s",
-                     cp_strategy_name(s), t->name, why);
+    rc = cli_blame(predict_on(m, t, &o->p, s, ms, exposed, why, len, e), e, o->model);
     cp_topo_free(t);
     return rc;
 }
@@ -600,7 +596,7 @@ static int scaling_one(const opts *o, const cp_model *m, cp_strategy s, int gpus
  * them), then G GPUs on 2, 4, .. hosts up to --hosts.  The per-GPU batch is
  * the same throughout, so throughput grows as N / T_N: speed-up N T_1 / T_N,
  * efficiency T_1 / T_N. */
-static int scaling(const opts *o, const cp_model *m, const cp_topo *t, cp_err *e)
+static int scaling(const opts *o, const cp_model *m, const cp_topo *t, FILE *out, cp_err *e)
 {
     cp_strategy s = o->explicit_list ? o->list[0] : CP_S_AUTO;
     int G = o->gpus > 0 ? o->gpus : t->ngpus / t->nhosts, g, h, rc = CP_OK;
@@ -610,27 +606,33 @@ static int scaling(const opts *o, const cp_model *m, const cp_topo *t, cp_err *e
                           "--scaling starts from one GPU of one host; this topology describes "
                           "%d hosts (give a one-host topology and --hosts N)", t->nhosts);
     if (o->csv)
-        printf("model,topology,strategy,gpus,hosts,gpus_per_host,iteration_ms,exposed_comm_ms,"
+        fprintf(out, "model,topology,strategy,gpus,hosts,gpus_per_host,iteration_ms,exposed_comm_ms,"
                "speedup,efficiency\n");
     else
-        printf("# scaling: %s on %s, strategy %s, same batch per GPU\n%6s %6s %14s %12s "
+        fprintf(out, "# scaling: %s on %s, strategy %s, same batch per GPU\n%6s %6s %14s %12s "
                "%10s %8s %10s\n", m->name, t->name, cp_strategy_name(s), "gpus", "hosts",
                "gpus_per_host", "iteration_ms", "exposed_ms", "speedup", "efficiency");
     for (h = 1; rc == CP_OK; h = h * 2 < o->hosts ? h * 2 : o->hosts) {
         for (g = h == 1 ? 1 : G; rc == CP_OK; g = g * 2 < G ? g * 2 : G) {
             double ms = 0, ex = 0;
             int n = g * h;
-            rc = scaling_one(o, m, s, g, h, &ms, &ex, e);
+            char why[200] = "";
+            rc = scaling_one(o, m, s, g, h, &ms, &ex, why, sizeof why, e);
             if (rc)
                 break;
             if (n == 1)
                 t1 = ms;
-            if (o->csv)
-                printf("%s,%s,%s,%d,%d,%d,%.4f,%.4f,%.4f,%.4f\n", m->name, t->name,
+            if (ms < 0 && o->csv) /* the strategy cannot run at this size (hier on one host) */
+                fprintf(out, "%s,%s,%s,%d,%d,%d,,,,\n", m->name, t->name, cp_strategy_name(s), n,
+                        h, g);
+            else if (ms < 0)
+                fprintf(out, "%6d %6d %14d %12s  (%s)\n", n, h, g, "-", why);
+            else if (o->csv)
+                fprintf(out, "%s,%s,%s,%d,%d,%d,%.4f,%.4f,%.4f,%.4f\n", m->name, t->name,
                        cp_strategy_name(s), n, h, g, ms, ex,
                        t1 > 0 ? n * t1 / ms : 0, t1 > 0 ? t1 / ms : 0);
             else
-                printf("%6d %6d %14d %12.2f %10.2f %8.2f %9.1f%%\n", n, h, g, ms,
+                fprintf(out, "%6d %6d %14d %12.2f %10.2f %8.2f %9.1f%%\n", n, h, g, ms,
                        ex, t1 > 0 ? n * t1 / ms : 0, t1 > 0 ? 100 * t1 / ms : 0);
             if (g == G)
                 break;
@@ -642,7 +644,7 @@ static int scaling(const opts *o, const cp_model *m, const cp_topo *t, cp_err *e
 }
 
 /* The bucket advisor: powers of two in [lo, hi] plus 25 MiB. */
-static int sweep(const opts *o, const cp_predictor *pr, cp_err *e)
+static int sweep(const opts *o, const cp_predictor *pr, FILE *out, cp_err *e)
 {
     double caps[64], best = -1, best_ms = 0;
     int n = 0, i, j, rc;
@@ -666,9 +668,9 @@ static int sweep(const opts *o, const cp_predictor *pr, cp_err *e)
             caps[j] = caps[j - 1];
             caps[j - 1] = t;
         }
-    printf("# bucket sweep: %s on %s (%d GPUs), strategy %s\n", pr->model->name,
+    fprintf(out, "# bucket sweep: %s on %s (%d GPUs), strategy %s\n", pr->model->name,
            pr->topo->name, pr->topo->ngpus, cp_strategy_name(s));
-    printf("%16s %12s %11s\n", knob, "iteration_ms", "exposed_ms");
+    fprintf(out, "%16s %12s %11s\n", knob, "iteration_ms", "exposed_ms");
     for (i = 0; i < n; i++) {
         cp_predict_opts po = o->p;
         cp_prediction p;
@@ -678,13 +680,13 @@ static int sweep(const opts *o, const cp_predictor *pr, cp_err *e)
             return rc;
         if (!p.available)
             return cp_fail(e, CP_EINPUT, "strategy %s: %s", cp_strategy_name(s), p.why_not);
-        printf("%16g %12.3f %11.3f\n", caps[i], p.iteration_ms, p.exposed_ms);
+        fprintf(out, "%16g %12.3f %11.3f\n", caps[i], p.iteration_ms, p.exposed_ms);
         if (best < 0 || p.iteration_ms < best_ms - 1e-9) {
             best = caps[i];
             best_ms = p.iteration_ms;
         }
     }
-    printf("best %s: %g (%.3f ms per iteration)\n", knob, best, best_ms);
+    fprintf(out, "best %s: %g (%.3f ms per iteration)\n", knob, best, best_ms);
     return CP_OK;
 }
 
@@ -712,12 +714,20 @@ static int run(const opts *oin, cp_err *e)
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o.p, e), e, o.model)))
         goto done;
     have_pr = 1;
-    if (o.scaling) {
-        rc = scaling(&o, m, t, e);
-        goto done;
-    }
-    if (o.sweep_hi > 0) {
-        rc = sweep(&o, &pr, e);
+    if (o.scaling || o.sweep_hi > 0) { /* whole tables, printed once complete */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *table = open_memstream(&buf, &len);
+        if (!table) {
+            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+            goto done;
+        }
+        rc = o.scaling ? scaling(&o, m, t, table, e) : sweep(&o, &pr, table, e);
+        if (fclose(table) != 0 && rc == CP_OK)
+            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+        if (rc == CP_OK && len > 0 && fwrite(buf, 1, len, stdout) != len)
+            rc = cp_fail(e, CP_EINTERNAL, "writing standard output failed");
+        free(buf);
         goto done;
     }
     if (o.frameworks) {
