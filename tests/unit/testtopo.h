@@ -51,6 +51,16 @@ static inline cp_topo *test_nvlink_pair_nic(void)
     return one;
 }
 
+/* test_nvlink_pair_nic replicated over `hosts` hosts (--hosts). */
+static inline cp_topo *test_pair_nic_hosts(int hosts)
+{
+    cp_topo *one = test_nvlink_pair_nic(), *many = NULL;
+    cp_err e;
+    assert_int_equal(cp_topo_replicate(one, hosts, &many, &e), CP_OK);
+    cp_topo_free(one);
+    return many;
+}
+
 /* Two GPUs joined by a 50 GB/s NVLink, each on a PCIe switch by its own
  * 12 GB/s link, the switch on CPU socket cpu0 by one 16 GB/s uplink; every
  * hop 1 us; cpu0 sums at 10 GB/s (reduce_gbs), so it streams 30 GB/s of
