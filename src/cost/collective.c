@@ -1169,20 +1169,21 @@ int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e)
     c->launch_us = t->calib.launch_us * (gpus_per_thread > 0 ? gpus_per_thread : 1);
     b.c = c;
     b.e = e;
-    if (t->ngpus == 1) {
-        c->per_host = 1;
-        single_rank(c);
-        return CP_OK;
-    }
     if ((rc = make_window(&b, t)) || (rc = collect_gpus(&b, t)))
         goto done;
-    c->per_host = b.n;
-    several = b.n >= 2; /* read once: no step below changes b.n */
     b.load = calloc((size_t)2 * b.win->nlinks + 1, sizeof *b.load);
     if (!b.load) {
         rc = fail_oom(&b);
         goto done;
     }
+    if (t->ngpus == 1) { /* nothing to synchronise; optimizer offload still copies */
+        c->per_host = 1;
+        single_rank(c);
+        rc = host_memory(&b);
+        goto done;
+    }
+    c->per_host = b.n;
+    several = b.n >= 2; /* read once: no step below changes b.n */
     if (several) {
         if ((rc = build_routes(&b)) || (rc = find_rings(&b)))
             goto done;

@@ -544,6 +544,53 @@ static void test_offload_by_hand(void **state)
     cp_model_free(m);
 }
 
+/* ZeRO-Offload's own case, one GPU (eq. Z6): the pair host with its second
+ * GPU gone (g0 - switch 12 GB/s - socket 16 GB/s, 2 us; host memory
+ * 30 GB/s).  Nothing to reduce-scatter or gather, but every gradient goes
+ * down and every parameter comes back at 12 GB/s:
+ *   t1 (4 MiB) ready at 15: 2 + 4194304 / 12e3 = 351.525333 us
+ *     -> 15.351525333
+ *   t0 (12 MiB) at 30: 2 + 1048.576 us -> 31.050576
+ *   Adam on the host 3.91468373 ms -> 34.96525973
+ *   16 MiB back: 2 + 1398.101333 us -> 36.365361063
+ * compute 30 + 3.91468373; comm 0.351525333 + 1.050576 + 1.400101333
+ * = 2.802202667. */
+static void test_offload_one_gpu_by_hand(void **state)
+{
+    static const int64_t numel[] = {3 * MIB, MIB};
+    cp_model *m = make_model(numel, NULL, 2);
+    cp_topo *t = cp_topo_new("one-host");
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_prediction p;
+    cp_err e;
+    int g0, sw, cpu;
+    (void)state;
+    g0 = cp_topo_add_node(t, "g0", CP_GPU, 0);
+    sw = cp_topo_add_node(t, "sw", CP_PCIE_SWITCH, 0);
+    cpu = cp_topo_add_node(t, "cpu0", CP_CPU, 0);
+    t->nodes[cpu].reduce_gbs = 10;
+    cp_topo_add_link(t, g0, sw, CP_PCIE, 12, 0, 1.0);
+    cp_topo_add_link(t, sw, cpu, CP_PCIE, 16, 0, 1.0);
+    assert_int_equal(cp_topo_index(t, &e), CP_OK);
+    m->optimizer_ms = 4;
+    cp_predict_opts_default(&o);
+    o.compute_ms = 34;
+    o.framework = CP_FW_ZERO2;
+    o.bucket_mb = 4;
+    o.offload = 1;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_near(pr.coll.d2h_gbs, 12, 1e-9);
+    assert_int_equal(cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e), CP_OK);
+    assert_near(p.iteration_ms, 36.365361063, 1e-8);
+    assert_near(p.compute_ms, 33.91468373, 1e-8);
+    assert_near(p.comm_ms, 2.802202667, 1e-8);
+    cp_prediction_free(&p);
+    cp_predictor_free(&pr);
+    cp_topo_free(t);
+    cp_model_free(m);
+}
+
 /* Tensor parallelism (eq. T1) over the NVLink pair of each host
  * (testtopo.h: in-host reduce-scatter and all-gather 1 + 0.5 S / 50e3 us
  * each; the ring of peers over two hosts 12 + 0.5 S / 5e3 us for an
@@ -1512,6 +1559,7 @@ int main(void)
         cmocka_unit_test(test_batch_scale_by_hand),
         cmocka_unit_test(test_zero1_by_hand), cmocka_unit_test(test_offload_by_hand),
         cmocka_unit_test(test_tensor_parallel_by_hand),
+        cmocka_unit_test(test_offload_one_gpu_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),
         cmocka_unit_test(test_fsdp_grad_op_by_hand),
         cmocka_unit_test(test_sharded_accumulation_by_hand),
