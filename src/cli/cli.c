@@ -119,10 +119,10 @@ int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
         return cli_usage(cmd, "--fsdp-sharding is for --framework fsdp");
     if (p->comm_hook && p->framework != CP_FW_DDP)
         return cli_usage(cmd, "--comm-hook is a DDP communication hook (--framework ddp)");
-    if (p->offload && !cp_framework_zero12(p->framework) && p->framework != CP_FW_ZERO3)
+    if (p->offload && !cp_framework_deepspeed(p->framework))
         return cli_usage(cmd, "--offload is DeepSpeed's offload_optimizer (--framework zero1, "
                               "zero2 or zero3)");
-    if (!cp_framework_zero12(p->framework) && p->framework != CP_FW_ZERO3)
+    if (!cp_framework_deepspeed(p->framework))
         return CP_OK;
     if (!bucket_given)
         p->bucket_mb = 0; /* DeepSpeed's reduce_bucket_size, 5e8 elements */

@@ -87,7 +87,7 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
         o.fsdp_sharding = variants[k].sharding;
         o.offload = variants[k].offload;
         o.comm_hook = o.framework == CP_FW_DDP ? base->comm_hook : 0;
-        if (!bucket_given && (cp_framework_zero12(o.framework) || o.framework == CP_FW_ZERO3))
+        if (!bucket_given && cp_framework_deepspeed(o.framework))
             o.bucket_mb = 0; /* DeepSpeed's reduce_bucket_size */
         cp_predictor *use = have_first ? &pr : &first;
         if ((rc = cp_predictor_init_like(use, m, t, &o, have_first ? &first : NULL, e)))

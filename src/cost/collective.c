@@ -1067,22 +1067,22 @@ static int host_copy_rate(build *b, const int *srv, int K, int up, double *gbs, 
     clear_load(b);
     *lat = 0;
     for (k = 0; k < b->n; k++) {
-        int best = srv[0];
-        double wide = -1, hop;
-        for (q = 0; q < K; q++) { /* the widest route: the GPU's own socket */
-            cp_route r;
-            cp_err tmp;
-            if (cp_route_find(b->win, b->g[k], srv[q], NULL, &r, &tmp) == CP_OK && r.gbs > wide) {
-                wide = r.gbs;
-                best = srv[q];
+        cp_route r, best;
+        cp_err tmp;
+        int found = 0;
+        for (q = 0; q < K; q++) /* the widest route: the GPU's own socket */
+            if ((up ? cp_route_find(b->win, b->g[k], srv[q], NULL, &r, &tmp)
+                    : cp_route_find(b->win, srv[q], b->g[k], NULL, &r, &tmp)) == CP_OK &&
+                (!found || r.gbs > best.gbs)) {
+                best = r;
+                found = 1;
             }
-        }
-        hop = up ? add_route(b, b->g[k], best, 1.0) : add_route(b, best, b->g[k], 1.0);
-        if (hop < 0)
-            return cp_fail(b->e, CP_EINPUT, "GPU %s cannot reach CPU %s",
-                           b->win->nodes[b->g[k]].id, b->win->nodes[best].id);
-        if (hop > *lat)
-            *lat = hop;
+        if (!found)
+            return cp_fail(b->e, CP_EINPUT, "GPU %s reaches no CPU socket",
+                           b->win->nodes[b->g[k]].id);
+        cp_route_add_load(&best, 1.0, b->load);
+        if (cp_route_hop_us(&best) > *lat)
+            *lat = cp_route_hop_us(&best);
     }
     if ((rc = make_pattern(b, NULL, 0, *lat, &p)))
         return rc;

@@ -88,19 +88,23 @@ static const hf_arch archs[] = {
  * names none, and the default sequence length: BERT 128 (phase-1
  * pre-training, as the shipped models), GPT-2 1024 (its context), Llama 2048
  * (a common pre-training length; Llama 2's 4096 and Mistral's 32768 are
- * longer than data-parallel training steps usually are). */
+ * longer than data-parallel training steps usually are).  For the Llama
+ * family, what its config class defaults tie_word_embeddings to (Gemma's
+ * ties) and whether the q, k and v projections always carry biases
+ * (modeling_qwen2.py: bias=True, o_proj none). */
 static const struct {
     const char *type;
     int fam;
     const char *arch;
     int64_t seq;
+    int tied, qkv_bias;
 } types[] = {
-    {"bert", FAM_BERT, "BertModel", 128},
-    {"gpt2", FAM_GPT2, "GPT2LMHeadModel", 1024},
-    {"llama", FAM_LLAMA, "LlamaForCausalLM", 2048},
-    {"mistral", FAM_LLAMA, "MistralForCausalLM", 2048},
-    {"qwen2", FAM_LLAMA, "Qwen2ForCausalLM", 2048},
-    {"gemma", FAM_LLAMA, "GemmaForCausalLM", 2048},
+    {"bert", FAM_BERT, "BertModel", 128, 1, 0},
+    {"gpt2", FAM_GPT2, "GPT2LMHeadModel", 1024, 1, 0},
+    {"llama", FAM_LLAMA, "LlamaForCausalLM", 2048, 0, 0},
+    {"mistral", FAM_LLAMA, "MistralForCausalLM", 2048, 0, 0},
+    {"qwen2", FAM_LLAMA, "Qwen2ForCausalLM", 2048, 0, 1},
+    {"gemma", FAM_LLAMA, "GemmaForCausalLM", 2048, 1, 0},
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
@@ -233,8 +237,7 @@ static int read_llama(const cp_jdoc *d, cp_err *e, hf_dims *c)
         (rc = dim(d, e, "num_attention_heads", MAX_HIDDEN, &c->heads)) ||
         (rc = opt_dim(d, e, "num_key_value_heads", MAX_HIDDEN, c->heads, &c->kv_heads)) ||
         (rc = dim(d, e, "max_position_embeddings", MAX_POS, &c->positions)) ||
-        (rc = flag(d, e, "tie_word_embeddings", strcmp(c->model_type, "gemma") == 0,
-                   &c->tied)) || /* GemmaConfig ties by default, the others do not */
+        (rc = flag(d, e, "tie_word_embeddings", c->tied, &c->tied)) || /* types[] default */
         (rc = flag(d, e, "attention_bias", 0, &c->attn_bias)) ||
         (rc = flag(d, e, "mlp_bias", 0, &c->mlp_bias)))
         return rc;
@@ -326,12 +329,13 @@ static int read_config(const cp_jdoc *d, const cp_hf_opts *o, hf_dims *c, cp_err
         return cp_jdoc_fail(d, e, d->root, "model_type", "",
                             "\"%s\" is not supported (supported: bert, gpt2, llama, "
                             "mistral, qwen2, gemma)", c->model_type);
+    c->tied = types[t].tied;
+    c->qkv_bias = types[t].qkv_bias;
     switch (types[t].fam) {
     case FAM_BERT: rc = read_bert(d, e, c); break;
     case FAM_GPT2: rc = read_gpt2(d, e, c); break;
     default: rc = read_llama(d, e, c); break;
     }
-    c->qkv_bias = strcmp(c->model_type, "qwen2") == 0; /* modeling_qwen2.py: bias=True */
     if (rc || (rc = pick_arch(d, e, o, (int)t, c)))
         return rc;
     if (o->seq_len > c->positions)

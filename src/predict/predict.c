@@ -218,8 +218,7 @@ static int add_tensor_parallel(cp_predictor *p, const cp_predict_opts *o, cp_err
             c->bwd_ms[l] += bw * c->bwd_ms[l] / c->bwd_total;
     }
     c->fwd_total += f;
-    c->bwd_total += bw;
-    cp_compute_accumulate(c, 1, 0); /* readiness again, with the all-reduces in it */
+    c->bwd_total += bw; /* readiness follows in cp_compute_accumulate */
     return CP_OK;
 }
 
@@ -581,6 +580,7 @@ int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                int keep_runs, cp_prediction *out, cp_err *e)
 {
     double finish = 0, end_compute = p->comp.lead_ms + p->comp.fwd_total + p->comp.bwd_total;
+    double tp_ms;
     int rc;
     if (cp_framework_sharded(o->framework))
         return cp_predict_sharded(p, s, o, keep_runs, out, e);
@@ -603,8 +603,9 @@ int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
     out->available = 1;
     /* eq. T1: the tensor-parallel all-reduces of every micro-batch are
      * communication, on the compute stream */
-    out->compute_ms -= p->tp_ms * (o->accum_steps > 1 ? o->accum_steps : 1);
-    out->comm_ms += p->tp_ms * (o->accum_steps > 1 ? o->accum_steps : 1);
+    tp_ms = p->tp_ms * (o->accum_steps > 1 ? o->accum_steps : 1);
+    out->compute_ms -= tp_ms;
+    out->comm_ms += tp_ms;
     /* eq. P6 */
     out->iteration_ms = (finish > end_compute ? finish : end_compute) + p->copy_out_ms +
                         p->comp.optimizer_ms;

@@ -51,6 +51,12 @@ static inline int cp_framework_zero12(cp_framework f)
     return f == CP_FW_ZERO1 || f == CP_FW_ZERO2;
 }
 
+/* 1 for DeepSpeed's stages (reduce buckets, optimizer offload). */
+static inline int cp_framework_deepspeed(cp_framework f)
+{
+    return cp_framework_zero12(f) || f == CP_FW_ZERO3;
+}
+
 const char *cp_strategy_name(cp_strategy s);
 const char *cp_framework_name(cp_framework f); /* as --framework takes it: "ddp", ... */
 int cp_strategy_parse(const char *name, cp_strategy *out); /* 0 or -1 */

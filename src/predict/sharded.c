@@ -189,22 +189,26 @@ static double reduce_bucket(const cp_predictor *p, cp_strategy s, int offload, d
  * stream free from *stream): on the GPU, its shard of the measured step;
  * under offload, the host's sockets stepping their GPUs' shards (Psi /
  * hosts parameters of cp_offload_step_bytes each, at host_mem_gbs), then
- * each GPU's updated shard copied back (eq. Z6).  *stream advances to the
- * step's end; returns the CPU step (0 on the GPU). */
-static double optimizer_step(const cp_predictor *p, const cp_predict_opts *o, double at,
-                             double *stream, cp_prediction *out, int cap)
+ * each GPU's updated shard copied back (eq. Z6); the host's step counts
+ * as compute.  *stream advances to the step's end; the step goes on the
+ * chart.  0, or -1 when out of memory. */
+static int optimizer_step(const cp_predictor *p, const cp_predict_opts *o, double at,
+                          double *stream, cp_prediction *out, int cap)
 {
     double start = at > *stream ? at : *stream, cpu;
     if (!o->offload) {
         *stream = start + gpu_step_ms(p, o, p->topo->ngpus);
-        return 0;
+        return cp_prediction_span(out, start, *stream, CP_SPAN_OPTIMIZER);
     }
     cpu = (double)p->model->params / p->coll.nhosts *
           cp_offload_step_bytes(o->optimizer, p->elem_bytes) / (p->coll.host_mem_gbs * 1e6);
     *stream = start + cpu;
+    out->compute_ms += cpu;
+    if (cp_prediction_span(out, start, *stream, CP_SPAN_OPTIMIZER))
+        return -1;
     host_copy(p, (double)p->model->params * p->elem_bytes / p->topo->ngpus, 0, *stream, stream,
               out, cap);
-    return cpu;
+    return 0;
 }
 
 /* A micro-batch's forward [start, fwd_end] and backward [fwd_end, end] on
@@ -226,7 +230,7 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
 {
     cp_buckets bk;
     double cap = cp_zero_bucket_bytes(p, o);
-    double stream = 0, total = 0, full, micro = p->comp.fwd_total + p->comp.bwd_total, cpu;
+    double stream = 0, total = 0, full, micro = p->comp.fwd_total + p->comp.bwd_total;
     double backward_end = p->comp.lead_ms + micro;
     int stage1 = o->framework == CP_FW_ZERO1;
     int i, k, n, K = o->accum_steps > 1 ? o->accum_steps : 1, reduces = stage1 ? 1 : K;
@@ -256,18 +260,16 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
         *end = stream;
     /* the optimizer steps the shard, then the new parameters are gathered */
     stream = *end;
-    cpu = optimizer_step(p, o, *end, &stream, out, n);
     for (k = 0; k < K; k++)
         if (micro_spans(out, k * micro, k * micro + p->comp.fwd_total, (k + 1) * micro))
             return cp_fail(e, CP_EINTERNAL, "out of memory");
-    if (cp_prediction_span(out, *end, o->offload ? *end + cpu : stream, CP_SPAN_OPTIMIZER))
+    if (optimizer_step(p, o, *end, &stream, out, n))
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     full = floor(total / cap);
     if (issue_n(p, s, CP_OP_ALLGATHER, cap, full, 0, stream, &stream, out, n) < 0 ||
         issue(p, s, CP_OP_ALLGATHER, total - full * cap, 0, stream, &stream, out, n) < 0)
         return 1;
     *end = stream - gpu_step_ms(p, o, p->topo->ngpus);
-    out->compute_ms += cpu; /* the optimizer, on the host */
     return CP_OK;
 }
 
@@ -690,7 +692,7 @@ static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts
                      cp_prediction *out, double *end, cp_err *e)
 {
     double cap = cp_zero_bucket_bytes(p, o);
-    double t = 0, stream = 0, cpu = 0;
+    double t = 0, stream = 0;
     double per = (o->offload ? 4.0 : 3.0) * p->model->nlayers + 3;
     int k, K = o->accum_steps > 1 ? o->accum_steps : 1, rc, cap_runs;
     zero3_state z;
@@ -706,15 +708,13 @@ static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts
     if (rc == CP_OK) {
         *end = t > stream ? t : stream;
         stream = *end;
-        cpu = optimizer_step(p, o, *end, &stream, out, cap_runs);
-        if (cp_prediction_span(out, *end, o->offload ? *end + cpu : stream, CP_SPAN_OPTIMIZER))
+        if (optimizer_step(p, o, *end, &stream, out, cap_runs))
             rc = -1;
         else if (issue_in(p, s, CP_OP_ALLGATHER, SC_ALL, z.persist_bytes, 1, z.persist_nt,
                           stream, &stream, out, cap_runs) < 0)
             rc = 1;
         else
             *end = stream - gpu_step_ms(p, o, p->topo->ngpus);
-        out->compute_ms += cpu; /* the optimizer, on the host */
     }
     zero3_free(&z);
     return rc < 0 ? cp_fail(e, CP_EINTERNAL, "out of memory") : rc;

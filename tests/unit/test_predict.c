@@ -136,22 +136,28 @@ static void square_close(square_case *c)
     cp_model_free(c->m);
 }
 
-/* The machine of the sharded by-hand cases: 34 ms of compute with a 4 ms
- * optimizer step, framework fw (ZeRO buckets of 4 MiB, FSDP every layer a
- * unit under `sharding`), accum micro-batches. */
+/* The options of the sharded by-hand cases: 34 ms of compute (the model
+ * gives a 4 ms optimizer step), framework fw (ZeRO buckets of 4 MiB, FSDP
+ * every layer a unit under `sharding`), accum micro-batches. */
+static void sharded_opts(cp_predict_opts *o, cp_framework fw, int sharding, int accum)
+{
+    cp_predict_opts_default(o);
+    o->compute_ms = 34;
+    o->framework = fw;
+    o->accum_steps = accum;
+    if (fw == CP_FW_FSDP) {
+        o->fsdp_wrap_mb = CP_WRAP_LAYER;
+        o->fsdp_sharding = sharding;
+    } else {
+        o->bucket_mb = 4;
+    }
+}
+
+/* The square with those options and a 4 ms optimizer step. */
 static void sharded_square_open(square_case *c, cp_framework fw, int sharding, int accum)
 {
     cp_predict_opts o;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 34;
-    o.framework = fw;
-    o.accum_steps = accum;
-    if (fw == CP_FW_FSDP) {
-        o.fsdp_wrap_mb = CP_WRAP_LAYER;
-        o.fsdp_sharding = sharding;
-    } else {
-        o.bucket_mb = 4;
-    }
+    sharded_opts(&o, fw, sharding, accum);
     square_open_with(c, &o, 0, 4);
 }
 
@@ -496,7 +502,7 @@ static void test_offload_by_hand(void **state)
 {
     static const int64_t numel[] = {3 * MIB, MIB};
     cp_model *m = make_model(numel, NULL, 2);
-    cp_topo *t = test_pair_host();
+    cp_topo *t = test_pair_host(2);
     cp_predictor pr;
     cp_predict_opts o;
     cp_prediction p;
@@ -504,10 +510,7 @@ static void test_offload_by_hand(void **state)
     cp_err e;
     (void)state;
     m->optimizer_ms = 4;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 34;
-    o.framework = CP_FW_ZERO2;
-    o.bucket_mb = 4;
+    sharded_opts(&o, CP_FW_ZERO2, 0, 1);
     o.offload = 1;
     assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
     assert_near(pr.coll.d2h_gbs, 8, 1e-9);
@@ -559,25 +562,14 @@ static void test_offload_one_gpu_by_hand(void **state)
 {
     static const int64_t numel[] = {3 * MIB, MIB};
     cp_model *m = make_model(numel, NULL, 2);
-    cp_topo *t = cp_topo_new("one-host");
+    cp_topo *t = test_pair_host(1);
     cp_predictor pr;
     cp_predict_opts o;
     cp_prediction p;
     cp_err e;
-    int g0, sw, cpu;
     (void)state;
-    g0 = cp_topo_add_node(t, "g0", CP_GPU, 0);
-    sw = cp_topo_add_node(t, "sw", CP_PCIE_SWITCH, 0);
-    cpu = cp_topo_add_node(t, "cpu0", CP_CPU, 0);
-    t->nodes[cpu].reduce_gbs = 10;
-    cp_topo_add_link(t, g0, sw, CP_PCIE, 12, 0, 1.0);
-    cp_topo_add_link(t, sw, cpu, CP_PCIE, 16, 0, 1.0);
-    assert_int_equal(cp_topo_index(t, &e), CP_OK);
     m->optimizer_ms = 4;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 34;
-    o.framework = CP_FW_ZERO2;
-    o.bucket_mb = 4;
+    sharded_opts(&o, CP_FW_ZERO2, 0, 1);
     o.offload = 1;
     assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
     assert_near(pr.coll.d2h_gbs, 12, 1e-9);
@@ -966,7 +958,7 @@ static void test_model_states_by_hand(void **state)
         o.bucket_view = cases[i].view;
         o.optimizer = cases[i].optimizer;
         o.grad_bytes = cases[i].grad_bytes;
-        if (cp_framework_zero12(cases[i].fw) || cases[i].fw == CP_FW_ZERO3)
+        if (cp_framework_deepspeed(cases[i].fw))
             o.bucket_mb = 0; /* DeepSpeed's default, as the command line sets it */
         square_open_with(&c, &o, 0, 0);
         assert_int_equal(cp_model_states(&c.pr, &c.o, &mem, &e), CP_OK);
@@ -1081,11 +1073,7 @@ static void test_fsdp_hybrid_by_hand(void **state)
     cp_err e;
     (void)state;
     m->optimizer_ms = 4;
-    cp_predict_opts_default(&o);
-    o.compute_ms = 34;
-    o.framework = CP_FW_FSDP;
-    o.fsdp_wrap_mb = CP_WRAP_LAYER;
-    o.fsdp_sharding = CP_SHARD_HYBRID;
+    sharded_opts(&o, CP_FW_FSDP, CP_SHARD_HYBRID, 1);
     assert_int_equal(cp_predictor_init(&pr, m, two, &o, &e), CP_OK);
     assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
     assert_true(p.available);
@@ -1316,7 +1304,7 @@ static void set_variant(cp_predict_opts *o, int v)
     o->framework = variants[v].fw;
     o->fsdp_sharding = variants[v].sharding;
     o->offload = variants[v].offload;
-    if (cp_framework_zero12(o->framework) || o->framework == CP_FW_ZERO3)
+    if (cp_framework_deepspeed(o->framework))
         o->bucket_mb = 0; /* DeepSpeed's default, as the command line sets it */
 }
 
