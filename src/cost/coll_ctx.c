@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cost/coll_internal.h"
+#include "cost/collective.h"
 
 /* GPUs per host the collective model accepts: it keeps an n x n route table
  * (~0.5 KB a route), 34 MB at 256.  The largest NVLink domain shipped as one
@@ -271,7 +272,7 @@ void coll_set_phase(cp_phase *ph, const char *label, double lat, double simple,
     ph->nbind = k;
 }
 
-void coll_unavailable(cp_coll *c, cp_coll_alg alg, const char *why)
+void coll_unavailable(cp_coll *c, int alg, const char *why)
 {
     int op;
     for (op = 0; op < CP_OPS; op++) {

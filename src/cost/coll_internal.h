@@ -30,12 +30,17 @@
 
 #include <string.h>
 
-#include "cost/collective.h"
 #include "cost/pack.h"
 #include "paths/route.h"
 
+/* The public types by their tags: collective.c includes this header, so it
+ * does not include collective.h (tools/include-cycles.sh); the family files
+ * include both. */
+struct cp_coll;
+struct cp_phase;
+
 typedef struct coll_build {
-    cp_coll *c;
+    struct cp_coll *c;    /* the model being built */
     const cp_topo *win;   /* window topology: the machine, or two of its hosts */
     cp_topo *win_owned;   /* set when we made the window */
     int H, Hw, n, N;      /* real hosts, window hosts, GPUs per host, ranks */
@@ -97,9 +102,10 @@ int coll_nic_choices(const coll_build *b, int k, const int **list, int *count);
 
 double coll_simple_step(const coll_build *b, const cp_pattern *p, int npat,
                         const cp_packing *pk);
-void coll_set_phase(cp_phase *ph, const char *label, double lat, double simple,
+void coll_set_phase(struct cp_phase *ph, const char *label, double lat, double simple,
                     double factor, double bw, int steps, const cp_packing *pk);
-void coll_unavailable(cp_coll *c, cp_coll_alg alg, const char *why);
+/* alg: a cp_coll_alg; every operation of it not available gets `why`. */
+void coll_unavailable(struct cp_coll *c, int alg, const char *why);
 
 /* ---------------------------------------------------------------- families, in build order */
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cost/coll_internal.h"
+#include "cost/collective.h"
 
 
 static const char *const op_names[CP_OPS] = {"allreduce", "reducescatter", "allgather",

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "cost/coll_internal.h"
+#include "cost/collective.h"
 
 /* The inter-host step of the hierarchical scheme: GPU k of every host in a
  * ring with its peers, all n rings at once, each carrying S/n (eq. C8).

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cost/coll_internal.h"
+#include "cost/collective.h"
 
 /* NVLS on one host: per-unit arc loads and the switches' reduce limit.
  * Returns 0 when the host's GPUs are not all attached to reducing switches. */

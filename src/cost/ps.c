@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "cost/coll_internal.h"
+#include "cost/collective.h"
 
 /* ------------------------------------------------------------------------ */
 /* Parameter server in CPU memory (eq. C10)                                  */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cost/coll_internal.h"
+#include "cost/collective.h"
 
 /* Rings offered to the packing LP: every Hamiltonian cycle of an 8-GPU host
  * is 5,040, all offered; beyond 8 GPUs the search visits the widest hops first, so the first 5,040 hold
@@ -213,10 +214,12 @@ static int pack_intra(coll_build *b)
 
 /* One flat-ring channel over the window's hosts: the chain on every host,
  * and from each host's last GPU through NIC a to the next host's first GPU
- * through NIC c.  Returns the traversal latency for the real host count. */
-static double ring_load(coll_build *b, const int *chain, int a, int c)
+ * through NIC c.  Returns the traversal latency for the real host count.
+ * n is the caller's b->n, passed so the chain's length is read once (the
+ * analyzer cannot see that coll_make_pattern leaves b->n alone). */
+static double ring_load(coll_build *b, const int *chain, int n, int a, int c)
 {
-    int h, k, n = b->n;
+    int h, k;
     double inter = 0;
     coll_clear_load(b);
     for (h = 0; h < b->Hw; h++) {
@@ -235,16 +238,18 @@ static double ring_load(coll_build *b, const int *chain, int a, int c)
 }
 
 /* The flat-ring channels of one host chain: through every pair of the
- * last GPU's and the first GPU's nearest NICs.  Appends to p (np of cap). */
-static int chain_patterns(coll_build *b, const int *chain, cp_pattern *p, int *np, int cap)
+ * last GPU's and the first GPU's nearest NICs (n of them, as ring_load).
+ * Appends to p (np of cap). */
+static int chain_patterns(coll_build *b, const int *chain, int n, cp_pattern *p, int *np,
+                          int cap)
 {
     const int *na, *nc;
-    int ca, cc, qa, qc, n = b->n, rc = CP_OK;
+    int ca, cc, qa, qc, rc = CP_OK;
     coll_nic_choices(b, chain[n - 1], &na, &ca);
     coll_nic_choices(b, chain[0], &nc, &cc);
     for (qa = 0; qa < ca && rc == CP_OK; qa++)
         for (qc = 0; qc < cc && rc == CP_OK && *np < cap; qc++) {
-            double lat = ring_load(b, chain, na[qa], nc[qc]);
+            double lat = ring_load(b, chain, n, na[qa], nc[qc]);
             if (lat < 0)
                 continue;
             rc = coll_make_pattern(b, chain, n, lat, &p[*np]);
@@ -273,14 +278,14 @@ static int multi_host_ring(coll_build *b)
     }
     if (n == 1) { /* one GPU a host: the ring is the hosts' */
         chain[0] = 0;
-        rc = chain_patterns(b, chain, p, &np, cap);
+        rc = chain_patterns(b, chain, n, p, &np, cap);
     }
     for (i = 0; n > 1 && i < b->nrings && rc == CP_OK; i++) {
         if (b->intra.rate[i] <= 0)
             continue;
         for (j = 0; j < n && rc == CP_OK; j++) {
             coll_chain_of(b, b->rings + (size_t)i * n, j, chain);
-            rc = chain_patterns(b, chain, p, &np, cap);
+            rc = chain_patterns(b, chain, n, p, &np, cap);
         }
     }
     free(chain);

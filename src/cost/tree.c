@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "cost/coll_internal.h"
+#include "cost/collective.h"
 
 /* One tree channel: chain arcs both ways once (eq. C5) and, across hosts,
  * the head's network hop both ways `net` times through NIC a. */
