@@ -38,7 +38,7 @@ help:
 	@echo "make run        set up, build, and run the main job on the shipped data"
 	@echo "make test       every unit suite and CLI case, plain and under ASan+UBSan,"
 	@echo "                then replay, mutation smoke, determinism and fuzz smoke"
-	@echo "make lint       cppcheck and clang-tidy (tools/lint.sh)"
+	@echo "make lint       include circles, cppcheck and clang-tidy (tools/lint.sh)"
 	@echo "make valgrind   memcheck over the main commands"
 	@echo "make robust     mutation test, 400 mutants (docs/hardening.md)"
 	@echo "make fuzz       libFuzzer on every loader; FUZZ_SECONDS=N per target"
@@ -127,6 +127,7 @@ asan:
 
 test: deps all
 	$(MAKE) test-one
+	@sh tests/tools/include-cycles.sh
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) asan
 	$(MAKE) test-hardening
 	@echo "make test: all suites passed (plain and ASan+UBSan)"
@@ -165,7 +166,8 @@ clean:
 #   make fuzz [FUZZ_SECONDS=60]  every libFuzzer target (tests/fuzz/) for N s
 #   make robust      400 mutants of a shipped model and topology, ASan binary
 #   make valgrind    memcheck on the plain binary: no errors, no definite leaks
-#   make lint        cppcheck and clang-tidy over src/ (and the test C files)
+#   make lint        no include circles in src/, cppcheck and clang-tidy over src/
+#                    (and the test C files)
 #   make determinism -O0 and -O2 binaries print the same bytes
 #   make replay      tests/data/{good,bad}: expected exit codes, no sanitizer report
 #   make test-hardening  the fast versions, run by `make test`

@@ -29,7 +29,7 @@
 #ifndef CP_SHARDED_H
 #define CP_SHARDED_H
 
-#include "predict/predict.h"
+#include "predict/predictor.h"
 
 /* Predict strategy s (ring, auto, best: the collective algorithm of every
  * ReduceScatter and AllGather) under o->framework CP_FW_ZERO1,
