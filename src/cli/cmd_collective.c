@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "core/units.h"
 #include "cost/collective.h"
+#include "cost/dtree.h"
 #include "load/load.h"
 
 static const char help[] =
@@ -301,6 +302,11 @@ static void explain_alg(const cp_coll *c, const opts *o, cp_coll_alg alg)
             printf("    binding links:\n");
         for (j = 0; j < ph->nbind; j++)
             print_arc(cp_coll_arcs(c), ph->bind_arc[j], ph->bind_dual[j]);
+    }
+    if (alg == CP_ALG_TREE && c->nhosts > 1) { /* per-NIC traffic (cost/dtree.h) */
+        char why[320];
+        cp_coll_tree_traffic(c, why, sizeof why);
+        printf("  network: %s\n", why);
     }
     if (a->pipelined && a->nphases == 3) {
         double host = a->pipe_factor * big / (a->pipe_bw * 1e3);

@@ -15,6 +15,7 @@
 
 #include "cost/coll_internal.h"
 #include "cost/collective.h"
+#include "cost/dtree.h"
 
 /* The inter-host step of the hierarchical scheme: GPU k of every host in a
  * ring with its peers, all n rings at once, each carrying S/n (eq. C8).
@@ -90,10 +91,13 @@ int coll_hier_build(coll_build *b)
                        2 * (H - 1) / (H * n), b->peers.total, 2 * (b->H - 1), &b->peers);
         coll_set_phase(&h->phase[2], "all-gather in each host", (n - 1) / n * Lr, sp, (n - 1) / n,
                        Bi, b->n - 1, &b->intra);
-        { /* the peers as a double binary tree (eq. C6, one GPU a host) */
+        { /* the peers as a double binary tree (eq. C6, one GPU a host): its
+           * busiest host moves f(H) network bytes per byte of the S/n shard
+           * each way (dtree.h: 1 on two hosts, 2 on 2^k >= 4) */
             int depth = (int)ceil(log2(H));
             coll_set_phase(&c->peers_tree, "double binary tree of peers across hosts",
-                           2 * depth * ihop, isp, 2 / n, b->peers.total, 2 * depth, &b->peers);
+                           2 * depth * ihop, isp, cp_dtree_net_factor(b->H, NULL) / n,
+                           b->peers.total, 2 * depth, &b->peers);
         }
     }
     coll_unavailable(c, CP_ALG_HIER, b->H > 1 ? "hier is an AllReduce algorithm"

@@ -12,6 +12,7 @@
 
 #include "cost/coll_internal.h"
 #include "cost/collective.h"
+#include "cost/dtree.h"
 
 /* One tree channel: chain arcs both ways once (eq. C5) and, across hosts,
  * the head's network hop both ways `net` times through NIC a. */
@@ -40,12 +41,11 @@ static int tree_patterns(coll_build *b, cp_pattern **out, int *count, double *la
     int i, j, q, n = b->n, np = 0, rc, cap = b->nrings * n * (b->nn + 1) + 1;
     int *chain = malloc((size_t)n * sizeof *chain);
     cp_pattern *p = calloc((size_t)cap, sizeof *p);
-    /* Network bytes per byte through each host's NIC, each way: the double
-     * binary tree's interior hosts pass 1.5 and leaves 0.5 (eq. C6).  With two
-     * hosts the bound is 1, but NCCL's pipeline sends every chunk through one
-     * channel up and down and its tuner credits trees with the ring's algbw;
-     * we follow the tuner (docs/collectives.md, "Trees"). */
-    double net = 2.0;
+    /* Network bytes per byte of buffer through the busiest host's NICs, each
+     * way, from NCCL's own construction of the two trees (dtree.h): 1 on two
+     * hosts (root of one tree, leaf of the other), 2 on 2^k >= 4 hosts
+     * (docs/collectives.md, "Trees across hosts"). */
+    double net = cp_dtree_net_factor(b->H, NULL);
     *lat_max = 0;
     if (!chain || !p) {
         free(chain);

@@ -12,6 +12,7 @@
 #include "testtopo.h"
 
 #include "cost/collective.h"
+#include "cost/dtree.h"
 #include "load/load.h"
 #include "load/nccltests.h"
 
@@ -139,9 +140,10 @@ static void test_two_host_hierarchical(void **state)
     assert_true(cp_coll_phase_us(&c, CP_ALG_HIER, 3, S, NULL) < 0);
     assert_true(cp_coll_phase_us(&c, CP_ALG_NVLS, 0, S, NULL) < 0);
     /* the peers as a tree: on two hosts one hop each way, like the ring's
-     * 12 us, but two network bytes per byte of the S/n shard (2/n = 1 per
-     * byte of buffer) against the ring's 2(H-1)/(H n) = 0.5: 12 + 1e8 /
-     * 5e3 = 20012 us; the ring's 10012 wins */
+     * 12 us, and f(2) = 1 network byte per byte of the S/n shard (each host
+     * the root of one tree and the leaf of the other, dtree.h): 1/n = 0.5
+     * per byte of buffer, the ring's 2(H-1)/(H n) = 0.5: 12 + 1e8 / 5e3 x
+     * 0.5 = 10012 us, a tie that stays with the ring */
     assert_near(cp_coll_peers_us(&c, S, 1, NULL, &tree), 10012.0, 1e-6);
     assert_int_equal(tree, 0);
     cp_coll_free(&c);
@@ -485,6 +487,69 @@ static void test_gpu_subset(void **state)
     cp_topo_free(t);
 }
 
+/* NCCL's double binary tree over H hosts (TUNING-FACTS A10, ncclGetBtree):
+ * tree 0 on 4 hosts is 0 -> 2 -> {1, 3} (the root 0 has one child, bit/2 =
+ * 2; host 2 has parent 0 and children 2 -/+ 1); tree 1 is its mirror
+ * 3 -> 1 -> {2, 0}.  Edges (parent + children): host 0 has 1 and 1, host 1
+ * 1 and 3, host 2 3 and 1, host 3 1 and 1.  Each tree carries S/2 over each
+ * edge each way, so host 1 sends (1 + 3) x S/2 = 2 S, host 0 S.  On two
+ * hosts tree 0 is 0 -> 1 and tree 1 is 1 -> 0: each host one edge in each,
+ * (1 + 1) x S/2 = S each way, where a ring of N ranks moves 2(N-1)/N S.
+ * Three hosts: tree 0 the chain 0 -> 2 -> 1 (host 2's down1 = 3 is past the
+ * end), tree 1 its shift by one, 1 -> 0 -> 2: host 0 has 1 + 2 edges, 1.5 S.
+ * Eight hosts: every even host but 0 is interior in tree 0 (3 edges) and a
+ * leaf of the mirror, so 2 S, as on every 2^k >= 4.
+ *
+ * The built model on test_nvlink_pair_nic (two GPUs on a 50 GB/s NVLink,
+ * their switch's NIC 10 GB/s on the network, 12 GB/s PCIe; hops 1 us, NIC
+ * to NIC 2 us): the chain's head reaches the other host in 1 + 1 + 2 + 1 +
+ * 1 = 6 us; its NIC carries f(H) per unit of tree rate each way, so B =
+ * 10 / f(H).  T = 2 (L_chain 1 + log2(H) x 6) + S / B:
+ * two hosts 2 x 7 + 1e8 / 10e3 = 10014 us; four 2 x 13 + 1e8 / 5e3 = 20026. */
+static void test_dtree_traffic(void **state)
+{
+    int d0, d1, busy = -1;
+    cp_topo *t;
+    cp_coll c;
+    cp_err e;
+    char buf[320];
+    (void)state;
+    assert_int_equal(cp_btree_degree(4, 0), 1);
+    assert_int_equal(cp_btree_degree(4, 2), 3);
+    assert_int_equal(cp_btree_degree(4, 1), 1);
+    assert_int_equal(cp_btree_degree(3, 2), 2);
+    cp_dtree_degrees(4, 1, &d0, &d1);
+    assert_int_equal(d0, 1);
+    assert_int_equal(d1, 3);
+    cp_dtree_degrees(2, 0, &d0, &d1);
+    assert_int_equal(d0 + d1, 2);
+    assert_near(cp_dtree_net_factor(2, &busy), 1.0, 1e-12);
+    assert_int_equal(busy, 0);
+    assert_near(cp_dtree_net_factor(4, &busy), 2.0, 1e-12);
+    assert_int_equal(busy, 1);
+    assert_near(cp_dtree_net_factor(3, NULL), 1.5, 1e-12);
+    assert_near(cp_dtree_net_factor(8, NULL), 2.0, 1e-12);
+    assert_near(cp_dtree_net_factor(1, NULL), 0.0, 1e-12);
+    t = test_pair_nic_hosts(2);
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_near(c.cost[CP_OP_ALLREDUCE][CP_ALG_TREE].phase[0].bw_gbs, 10.0, 1e-6);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_TREE, S), 10014.0, 1e-6);
+    cp_coll_tree_traffic(&c, buf, sizeof buf);
+    assert_non_null(strstr(buf, "sends and receives 1 x S over the network, 1 x S per NIC"));
+    cp_coll_free(&c);
+    cp_topo_free(t);
+    t = test_pair_nic_hosts(4);
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_near(c.cost[CP_OP_ALLREDUCE][CP_ALG_TREE].phase[0].bw_gbs, 5.0, 1e-6);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_TREE, S), 20026.0, 1e-6);
+    cp_coll_tree_traffic(&c, buf, sizeof buf);
+    assert_non_null(strstr(buf, "host 1 is a leaf of tree 0 (1 edge) and interior of tree 1 "
+                                "(3 edges)"));
+    assert_non_null(strstr(buf, "2 x S over the network"));
+    cp_coll_free(&c);
+    cp_topo_free(t);
+}
+
 static void test_reference_tables(void **state)
 {
     (void)state;
@@ -516,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_dgx1_ring_packing),
         cmocka_unit_test(test_protocols),
         cmocka_unit_test(test_gpu_subset),
+        cmocka_unit_test(test_dtree_traffic),
         cmocka_unit_test(test_reference_tables),
     };
     return cmocka_run_group_tests_name("collective", tests, NULL, NULL);
