@@ -87,6 +87,12 @@ def memdev_reduce_gbs(link_gbs):
 CAL_LAUNCH_US = 5
 CAL_NVLINK = {"bw_eff": 0.8751, "step_us": 0, "simple_us": 3.04}
 CAL_AWS_NET = {"bw_eff": 0.6766, "step_us": 12.953, "simple_us": 31.495}
+#  - NVLS on Hopper, from the one-node rows of ../shared/data/nccl-tests/
+#    p5-48xlarge_awsome.csv on hgx-h100 (same 8x H100 + NVSwitch inside):
+#    the fraction of the effective NVLink rate NVLS's multimem traffic moves,
+#    minimax over its four rows (128 MB .. 16 GB, all within 7.2%); NCCL's own
+#    nvlsEfficiency 0.85 x (8-1)/8 heads implies 0.826 (docs/calibration.md).
+CAL_NVLS = {"H100": 0.7822}
 
 
 # The V100 fit carried to later NVLink generations, capped at the fraction of
@@ -119,6 +125,11 @@ def calibration_for(name, gen=None):
                   "; network uncalibrated (no InfiniBand measurement)") +
                  " (docs/calibration.md)",
          "launch_us": CAL_LAUNCH_US, "nvlink": nv}
+    if gen in CAL_NVLS:
+        c["nvls_eff"] = CAL_NVLS[gen]
+        c["note"] = c["note"].replace(" (docs/calibration.md)",
+                                      "; nvls_eff: fitted to the one-node p5 table "
+                                      "(docs/calibration.md)")
     if aws_network(name):
         c["net"] = dict(CAL_AWS_NET)
     return c

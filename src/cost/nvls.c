@@ -6,6 +6,19 @@
  * between them), and CollNet, where network switches that reduce sum every
  * GPU's shard over the hosts.  Both run Simple only, as in NCCL.
  *
+ * NVLS from what it does (docs/collectives.md, "NVLS"): each GPU owns 1/n
+ * of the buffer; for its part it issues multimem loads that the switch
+ * answers with the sum over all n GPUs (the switch reads the part from every
+ * GPU: S out of each GPU in all, S/n back to the issuer) and multimem stores
+ * that the switch multicasts (S/n out, S into every GPU).  Each GPU's
+ * switch links thus carry (1 + 1/n) S each way, at the NVLink rate times
+ * calibration.nvls_eff, fitted on the one-node p5 table
+ * (docs/calibration.md; NCCL's own figure is nvlsEfficiency 0.85 on Hopper
+ * times (nCh-1)/nCh of its 8 heads, TUNING-FACTS A3, A4, A12).  Its latency
+ * is NCCL's, 25 us (hwLat[NVLINK][NVLS][Simple], A1), which replaces the
+ * base latency as in NCCL's tuner (A2): the multimem kernel's fixed cost,
+ * not a sum of hops.
+ *
  * Cost: closed forms over the GPUs' switch links; no LP.
  */
 #include <stdlib.h>
@@ -13,6 +26,11 @@
 
 #include "cost/coll_internal.h"
 #include "cost/collective.h"
+
+/* NCCL 2.30's latency of an NVLS call over NVLink under Simple, us
+ * (src/graph/tuning.cc hwLatencies, TUNING-FACTS A1); across hosts half of
+ * it goes to each in-host phase. */
+#define NVLS_LAT_US 25.0
 
 /* NVLS on one host: per-unit arc loads and the switches' reduce limit.
  * Returns 0 when the host's GPUs are not all attached to reducing switches. */
@@ -133,6 +151,10 @@ int coll_nvls_build(coll_build *b)
     cp_alg_cost *ar = &c->cost[CP_OP_ALLREDUCE][CP_ALG_NVLS];
     if (have < 0)
         return coll_oom(b);
+    red *= b->win->calib.nvls_eff; /* multimem traffic at the calibrated fraction */
+    bc *= b->win->calib.nvls_eff;
+    hop = NVLS_LAT_US / 2;         /* NCCL's NVLS latency, half per pass (reduce, multicast) */
+    nsp = 0;                       /* ... which includes Simple's handshakes */
     if (have) {
         /* AllReduce per GPU and direction: (1 + 1/n) x S; reduce-scatter and
          * all-gather alone: S.  bw below is per unit of that load. */

@@ -44,7 +44,7 @@ static const char *const link_kind_names[] = {"nvlink", "pcie", "cxl", "socket",
 static const int link_kind_ids[] = {CP_NVLINK, CP_PCIE, CP_CXL, CP_SOCKET, CP_SOCKET, CP_SOCKET,
                                     CP_NET};
 static const char *const calib_keys[] = {"launch_us", "nvlink", "pcie", "cxl", "socket", "net",
-                                         NULL};
+                                         "nvls_eff", NULL};
 static const char *const calib_kind_keys[] = {"bw_eff", "step_us", "simple_us", NULL};
 
 /* A number that must be positive (or >= 0 with CP_NONNEG), at least `min` and
@@ -219,7 +219,10 @@ static int read_calibration(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_c
     c->given = 1;
     if ((rc = cp_jdoc_check_keys(d, e, obj, "calibration", calib_keys)) ||
         (rc = get_bounded(d, e, obj, "calibration", "launch_us", CP_NONNEG, 0, MAX_LAT_US,
-                          "a non-negative number (us per collective call)", &c->launch_us)))
+                          "a non-negative number (us per collective call)", &c->launch_us)) ||
+        (rc = get_bounded(d, e, obj, "calibration", "nvls_eff", 0, CP_MIN_BW_EFF, 1,
+                          "a fraction in (0, 1] (NVLS achieved / effective NVLink rate)",
+                          &c->nvls_eff)))
         return rc;
     for (k = 0; k < CP_LINK_KINDS; k++) {
         const json_t *sub = NULL;

@@ -35,6 +35,7 @@ cp_topo *cp_topo_new(const char *name)
     }
     for (k = 0; k < CP_LINK_KINDS; k++)
         t->calib.kind[k].bw_eff = 1.0;
+    t->calib.nvls_eff = 1.0;
     return t;
 }
 

@@ -79,6 +79,8 @@ typedef struct cp_calib_kind {
 typedef struct cp_calib {
     cp_calib_kind kind[CP_LINK_KINDS];
     double launch_us;   /* fixed cost of one collective call (kernel launch, setup), us */
+    double nvls_eff;    /* NVLS: achieved / effective NVLink rate of its multimem loads and
+                         * stores, (0, 1]; 1 when uncalibrated (docs/calibration.md) */
     int given;          /* 1 when the topology file carried a calibration block */
 } cp_calib;
 
