@@ -35,7 +35,7 @@ static const char help[] =
     "  -e, --maxbytes SIZE   largest size (default 128M)\n"
     "  -f, --stepfactor F    multiply the size by F each row (default 2)\n"
     "      --dtype T         float (4 bytes, default) or half (2 bytes): the count column\n"
-    "      --proto P         LL or Simple only, as NCCL_PROTO forces it (default: the\n"
+    "      --proto P         LL, LL128 or Simple only, as NCCL_PROTO forces it (default: the\n"
     "                        faster per size, as NCCL's tuner picks)\n"
     "  -g, --gpus-per-thread N  GPUs driven by one thread, as nccl-tests -g (default 1):\n"
     "                        kernel launches are serialised within a thread\n"
@@ -151,8 +151,10 @@ static int parse_opts(int argc, char **argv, opts *o)
                 o->proto = CP_PROTO_LL;
             else if (strcasecmp(optarg, "Simple") == 0)
                 o->proto = CP_PROTO_SIMPLE;
+            else if (strcasecmp(optarg, "LL128") == 0)
+                o->proto = CP_PROTO_LL128;
             else
-                return cli_usage("collective", "--proto: expected LL or Simple, got '%s'",
+                return cli_usage("collective", "--proto: expected LL, LL128 or Simple, got '%s'",
                                  optarg);
             break;
         case OPT_JSON: o->json = 1; break;
@@ -262,6 +264,12 @@ static void explain_protocols(const cp_coll *c, const opts *o, cp_coll_alg alg)
     double l1 = cp_coll_proto_time_us(c, o->op, alg, CP_PROTO_LL, 1e9) - l0;
     double s1 = cp_coll_proto_time_us(c, o->op, alg, CP_PROTO_SIMPLE, 1e9) - s0;
     char buf[32];
+    if (c->cost[o->op][alg].ll128 && !c->no_ll128) { /* three protocols: cost/collective.h */
+        char ranges[160];
+        cp_coll_proto_ranges(c, o->op, alg, ranges, sizeof ranges);
+        printf("  protocol: %s\n", ranges);
+        return;
+    }
     if (l0 < 0) {
         printf("  protocol: %s\n", alg == CP_ALG_PS ? "none (not NCCL's: pushes and pulls)"
                                                    : "Simple (NCCL runs it with no other)");
@@ -382,6 +390,10 @@ int cmd_collective(int argc, char **argv)
     if (rc == CP_OK && o.proto == CP_PROTO_LL && o.alg >= 0 && !c.cost[o.op][o.alg].ll)
         rc = cp_fail(&e, CP_EINPUT, "-a %s runs Simple only: --proto LL does not apply",
                      cp_coll_alg_name((cp_coll_alg)o.alg));
+    if (rc == CP_OK && o.proto == CP_PROTO_LL128 && o.alg >= 0 && !c.cost[o.op][o.alg].ll128)
+        rc = cp_fail(&e, CP_EINPUT, "-a %s on %s: NCCL does not enable LL128 here (it needs "
+                     "NVLink inside hosts, NICs behind PCIe switches, Volta or later: "
+                     "docs/collectives.md)", cp_coll_alg_name((cp_coll_alg)o.alg), t->name);
     if (rc == CP_OK) {
         if (o.json)
             rc = print_json(&c, &o) ? cp_fail(&e, CP_EINTERNAL, "writing output failed") : CP_OK;

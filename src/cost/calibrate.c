@@ -40,6 +40,7 @@ static int model_line(const cp_topo *t, int gpt, cp_coll_op op, cp_coll_alg alg,
     int rc = cp_coll_build(t, gpt, c, e);
     if (rc)
         return rc;
+    c->no_ll128 = 1; /* the fit is of LL and Simple (docs/calibration.md) */
     if (!c->cost[op][alg].available) {
         rc = cp_fail(e, CP_EINPUT, "%s is not available for %s on %s: %s",
                      cp_coll_alg_name(alg), cp_coll_op_name(op), t->name,
@@ -268,6 +269,7 @@ int cp_calibrate(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, int alg, c
     rc = cp_coll_build(t, tab->gpus_per_thread, &c, e);
     if (rc)
         return rc;
+    c.no_ll128 = 1; /* as the fit */
     f->pred_us = malloc((size_t)tab->nrows * sizeof *f->pred_us);
     f->proto = malloc((size_t)tab->nrows * sizeof *f->proto);
     if (!f->pred_us || !f->proto) {

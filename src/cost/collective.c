@@ -64,6 +64,7 @@ static const struct coll_family {
     {"collnet", coll_collnet_build}, /* nvls.c */
     {"ps", coll_ps_build},           /* ps.c */
     {"host copies", coll_host_memory_build}, /* ps.c: cp_coll.d2h_gbs ... */
+    {"ll128", coll_ll128_build},     /* ll128.c: where NCCL enables LL128, its costs */
 };
 
 /* One GPU in all: nothing to move. */
@@ -137,32 +138,43 @@ void cp_coll_free(cp_coll *c)
 
 const char *cp_proto_name(cp_proto p)
 {
-    return p == CP_PROTO_LL ? "LL" : "Simple";
+    return p == CP_PROTO_LL ? "LL" : p == CP_PROTO_LL128 ? "LL128" : "Simple";
 }
 
 /* Time in us to move `factor` bytes per byte of a `bytes` buffer at bw
- * GB/s under protocol p (LL carries half its bytes as flags); a phase that
- * moves nothing (one GPU a host) costs nothing. */
+ * GB/s under protocol p (LL carries half its bytes as flags, LL128 8 of
+ * every 128); a phase that moves nothing (one GPU a host) costs nothing. */
 static double move_us(double factor, double bw, cp_proto p, double bytes)
 {
-    double eff = p == CP_PROTO_LL ? CP_LL_EFF : 1;
+    double eff = p == CP_PROTO_LL ? CP_LL_EFF : p == CP_PROTO_LL128 ? CP_LL128_EFF : 1;
     return factor > 0 ? factor * bytes / (eff * bw * 1e3) : 0; /* GB/s -> bytes/us */
 }
 
-/* A phase's latency under protocol p: Simple adds its per-step cost. */
+/* A phase's latency under protocol p: Simple and LL128 add their costs. */
 static double fixed_us(const cp_phase *ph, cp_proto p)
 {
-    return ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us : 0);
+    return ph->lat_us + (p == CP_PROTO_SIMPLE ? ph->simple_us
+                         : p == CP_PROTO_LL128 ? ph->ll128_us : 0);
 }
 
-/* The faster of a call's Simple and LL times (ll < 0: LL cannot run); ties
- * go to Simple: uncalibrated, LL never wins.  Its protocol to *proto. */
-static double faster(double simple, double ll, cp_proto *proto)
+/* The fastest of a call's Simple, LL and LL128 times (negative: that
+ * protocol cannot run); ties go to Simple, then LL: uncalibrated, LL never
+ * wins.  Its protocol to *proto. */
+static double fastest(double simple, double ll, double ll128, cp_proto *proto)
 {
-    int use_ll = ll >= 0 && ll < simple;
+    cp_proto p = CP_PROTO_SIMPLE;
+    double t = simple;
+    if (ll >= 0 && ll < t) {
+        t = ll;
+        p = CP_PROTO_LL;
+    }
+    if (ll128 >= 0 && ll128 < t) {
+        t = ll128;
+        p = CP_PROTO_LL128;
+    }
     if (proto)
-        *proto = use_ll ? CP_PROTO_LL : CP_PROTO_SIMPLE;
-    return use_ll ? ll : simple;
+        *proto = p;
+    return t;
 }
 
 double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, cp_proto p,
@@ -171,7 +183,8 @@ double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, c
     const cp_alg_cost *a = &c->cost[op][alg];
     double t = c->launch_us, net = 0;
     int k;
-    if (!a->available || (p == CP_PROTO_LL && !a->ll))
+    if (!a->available || (p == CP_PROTO_LL && !a->ll) ||
+        (p == CP_PROTO_LL128 && (!a->ll128 || c->no_ll128)))
         return -1;
     for (k = 0; k < a->nphases; k++) {
         const cp_phase *ph = &a->phase[k];
@@ -190,21 +203,22 @@ double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, c
 }
 
 /* A phase run alone as one call on `bytes` under protocol p (LL only when
- * `ll`); negative when it cannot run p. */
-static double phase_alone_us(const cp_coll *c, const cp_phase *ph, int ll, cp_proto p,
-                             double bytes)
+ * `ll`, LL128 when `ll128`); negative when it cannot run p. */
+static double phase_alone_us(const cp_coll *c, const cp_phase *ph, int ll, int ll128,
+                             cp_proto p, double bytes)
 {
-    if (p == CP_PROTO_LL && !ll)
+    if ((p == CP_PROTO_LL && !ll) || (p == CP_PROTO_LL128 && (!ll128 || c->no_ll128)))
         return -1;
     return c->launch_us + fixed_us(ph, p) + move_us(ph->factor, ph->bw_gbs, p, bytes);
 }
 
 /* The faster protocol for a phase alone; negative when it cannot run. */
-static double phase_best_us(const cp_coll *c, const cp_phase *ph, int ll, double bytes,
-                            cp_proto *proto)
+static double phase_best_us(const cp_coll *c, const cp_phase *ph, int ll, int ll128,
+                            double bytes, cp_proto *proto)
 {
-    return faster(phase_alone_us(c, ph, ll, CP_PROTO_SIMPLE, bytes),
-                  phase_alone_us(c, ph, ll, CP_PROTO_LL, bytes), proto);
+    return fastest(phase_alone_us(c, ph, ll, ll128, CP_PROTO_SIMPLE, bytes),
+                   phase_alone_us(c, ph, ll, ll128, CP_PROTO_LL, bytes),
+                   phase_alone_us(c, ph, ll, ll128, CP_PROTO_LL128, bytes), proto);
 }
 
 double cp_coll_phase_us(const cp_coll *c, cp_coll_alg alg, int k, double bytes,
@@ -213,7 +227,7 @@ double cp_coll_phase_us(const cp_coll *c, cp_coll_alg alg, int k, double bytes,
     const cp_alg_cost *a = &c->cost[CP_OP_ALLREDUCE][alg];
     if (!a->available || k < 0 || k >= a->nphases)
         return -1;
-    return phase_best_us(c, &a->phase[k], a->ll, bytes, proto);
+    return phase_best_us(c, &a->phase[k], a->ll, a->ll128, bytes, proto);
 }
 
 double cp_coll_peers_us(const cp_coll *c, double bytes, int tree_ok, cp_proto *proto,
@@ -226,9 +240,9 @@ double cp_coll_peers_us(const cp_coll *c, double bytes, int tree_ok, cp_proto *p
         *tree = 0;
     if (!h->available || h->nphases < 2)
         return -1;
-    r = phase_best_us(c, &h->phase[1], h->ll, bytes, &pr);
+    r = phase_best_us(c, &h->phase[1], h->ll, h->ll128, bytes, &pr);
     if (tree_ok && c->peers_tree.bw_gbs > 0 &&
-        (t = phase_best_us(c, &c->peers_tree, 1, bytes, &pt)) < r) {
+        (t = phase_best_us(c, &c->peers_tree, 1, h->ll128, bytes, &pt)) < r) {
         r = t;
         pr = pt;
         if (tree)
@@ -242,8 +256,9 @@ double cp_coll_peers_us(const cp_coll *c, double bytes, int tree_ok, cp_proto *p
 double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes,
                              cp_proto *proto)
 {
-    return faster(cp_coll_proto_time_us(c, op, alg, CP_PROTO_SIMPLE, bytes),
-                  cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL, bytes), proto);
+    return fastest(cp_coll_proto_time_us(c, op, alg, CP_PROTO_SIMPLE, bytes),
+                   cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL, bytes),
+                   cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL128, bytes), proto);
 }
 
 double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes)

@@ -45,12 +45,15 @@ typedef enum cp_coll_alg {
 
 /* NCCL's protocols as the model knows them.  LL: 8-byte stores of 4 bytes of
  * data and a 4-byte flag, no handshake per step.  Simple: full bandwidth, a
- * handshake and a fence per step.  (LL128, NCCL 2.5 and later on NVLink, has
- * no measured table here to calibrate it on.) */
-typedef enum cp_proto { CP_PROTO_LL, CP_PROTO_SIMPLE, CP_PROTOS } cp_proto;
+ * handshake and a fence per step.  LL128 (NCCL 2.5 and later, where NCCL's
+ * rules enable it: ll128.c): 128-byte lines of 120 bytes of data and an
+ * 8-byte flag, a lighter step than Simple's (docs/collectives.md eq. C11). */
+typedef enum cp_proto { CP_PROTO_LL, CP_PROTO_SIMPLE, CP_PROTO_LL128, CP_PROTOS } cp_proto;
 
 /* LL's payload per byte on the wire. */
 #define CP_LL_EFF 0.5
+/* LL128's: 15 data words of every 16 (NCCL_LL128_DATAELEMS, TUNING-FACTS A4). */
+#define CP_LL128_EFF (120.0 / 128.0)
 
 /* Arcs a phase is limited by, most binding first (for --explain). */
 #define CP_COLL_MAX_BIND 6
@@ -61,6 +64,7 @@ typedef struct cp_phase {
     double simple_us;    /* what Simple adds: steps x the slowest kind's simple_us */
     double factor;       /* bytes per channel per byte of buffer */
     double bw_gbs;       /* packed bandwidth of its channels */
+    double ll128_us;     /* what LL128 adds to lat_us: its base and per-step cost (ll128.c) */
     int steps;           /* algorithm steps (for the latency story) */
     int nchannels;       /* channels the packing used */
     int nbind;
@@ -72,6 +76,7 @@ typedef struct cp_alg_cost {
     int available;        /* 0 when this machine cannot run it */
     int ll;               /* 1 when it may run LL (NCCL's ring and tree; not NVLS,
                            * which is Simple only, nor the parameter server) */
+    int ll128;            /* 1 when NCCL's rules enable LL128 for it (ll128.c) */
     int pipelined;        /* 1: one kernel streams chunks through three phases, the
                            * first and last on the hosts' links, the middle on the
                            * network, so the middle overlaps them (NVLS and CollNet
@@ -92,6 +97,8 @@ typedef struct cp_coll {
     double launch_us;     /* cost of one call: calibration launch_us x GPUs per thread */
     cp_alg_cost cost[CP_OPS][CP_ALGS];
     int ring_candidates;  /* rings offered to the packing LP (for explain/bench) */
+    int no_ll128;         /* set by the caller: never pick LL128 (NCCL_PROTO=^LL128, or a
+                           * table taken before NCCL 2.5); 0 after cp_coll_build */
     cp_topo *window;      /* owned two-host window of a large replica, else NULL */
     cp_phase peers_tree;  /* several hosts: the all-reduce of every GPU's 1/n shard among
                            * its peers as a double binary tree (cp_coll_peers_us); the
@@ -126,7 +133,7 @@ int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e);
 
 void cp_coll_free(cp_coll *c);
 
-const char *cp_proto_name(cp_proto p);              /* "LL", "Simple" */
+const char *cp_proto_name(cp_proto p);              /* "LL", "Simple", "LL128" */
 
 /* Predicted time in us of `op` on `bytes` with `alg` and protocol `p`; a
  * negative value when the algorithm is not available for this operation or
@@ -176,5 +183,11 @@ cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *
  * negative: either, the faster), as NCCL_PROTO restricts the tuner. */
 cp_coll_alg cp_coll_best_proto(const cp_coll *c, cp_coll_op op, double bytes, int proto,
                                double *us);
+
+/* For --explain: which protocol is fastest over which sizes (1 B .. 64 GB,
+ * by octaves), e.g. "LL up to 1 MB, LL128 up to 32 MB, Simple above"
+ * (ll128.c). */
+void cp_coll_proto_ranges(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, char *buf,
+                          size_t len);
 
 #endif

@@ -416,6 +416,7 @@ static void check_table(const char *table, const char *topo, int hosts)
     assert_int_equal(cp_nccl_load(table, &tab, &e), CP_OK);
     assert_int_equal(cp_topo_load_hosts(topo, hosts, &t, &e), CP_OK);
     assert_int_equal(cp_coll_build(t, tab.gpus_per_thread, &c, &e), CP_OK);
+    c.no_ll128 = 1; /* both tables predate LL128 (NCCL 2.4; pre-2.5): NCCL_PROTO=^LL128 */
     for (i = 0; i < tab.nrows; i++)
         check_row(base, &c, CP_ALG_RING, tab.rows[i].bytes, tab.rows[i].time_us, 0.10, 0.25);
     cp_coll_free(&c);
@@ -492,6 +493,59 @@ static void test_protocols(void **state)
     assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 8, &p),
                 18 + 1.5 * 8 / 50e3, 1e-9);
     assert_int_equal(p, CP_PROTO_SIMPLE);
+    cp_coll_free(&c);
+    cp_topo_free(t);
+}
+
+/* LL128 (docs/collectives.md, "LL128") on the square of test_protocols
+ * (step_us 2, simple_us 3: LL 18 + S / 16,667, Simple 36 + S / 33,333) once
+ * its GPUs are named V100 (compute capability 7.0, all NVLink: NCCL enables
+ * it).  LL128's latency is LL's 18 + NCCL's base difference 14.0 - 6.6 = 7.4
+ * + the share (1.9 - 0.6) / (3.4 - 0.6) = 13/28 of Simple's 6 x 3 = 18 us
+ * (8.357142857): 33.757142857 us; its bandwidth 120/128 of Simple's, 1.5 S /
+ * 46,875.  At S = 8e5: LL 18 + 48 = 66, Simple 36 + 24 = 60, LL128 33.757 +
+ * 25.6 = 59.357: LL128 wins.  At 1.2e6: Simple 72 against LL128 33.757 +
+ * 38.4 = 72.157: Simple.  At 3e5: LL 36.  P100s (6.0, before Volta) or GPUs
+ * the topology does not name: no LL128; no_ll128 (NCCL_PROTO=^LL128): no
+ * LL128 either, Simple's 60 at 8e5. */
+static void test_ll128(void **state)
+{
+    cp_topo *t = test_nvlink_square(25, 25);
+    cp_coll c;
+    cp_err e;
+    cp_proto p = CP_PROTO_LL;
+    int i;
+    (void)state;
+    t->calib.kind[CP_NVLINK].step_us = 2;
+    t->calib.kind[CP_NVLINK].simple_us = 3;
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK); /* unnamed GPUs */
+    assert_int_equal(c.cost[CP_OP_ALLREDUCE][CP_ALG_RING].ll128, 0);
+    cp_coll_free(&c);
+    for (i = 0; i < t->ngpus; i++)
+        t->nodes[t->gpus[i]].model = strdup("Tesla V100-SXM2-16GB");
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_int_equal(c.cost[CP_OP_ALLREDUCE][CP_ALG_RING].ll128, 1);
+    assert_near(cp_coll_proto_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, CP_PROTO_LL128, 0),
+                33.757142857, 1e-6);
+    assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 8e5, &p), 59.357142857,
+                1e-6);
+    assert_int_equal(p, CP_PROTO_LL128);
+    assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 1.2e6, &p), 72.0, 1e-6);
+    assert_int_equal(p, CP_PROTO_SIMPLE);
+    assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 3e5, &p), 36.0, 1e-6);
+    assert_int_equal(p, CP_PROTO_LL);
+    assert_string_equal(cp_proto_name(CP_PROTO_LL128), "LL128");
+    c.no_ll128 = 1;
+    assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 8e5, &p), 60.0, 1e-6);
+    assert_int_equal(p, CP_PROTO_SIMPLE);
+    cp_coll_free(&c);
+    for (i = 0; i < t->ngpus; i++) {
+        free(t->nodes[t->gpus[i]].model);
+        t->nodes[t->gpus[i]].model = strdup("Tesla P100-SXM2-16GB");
+    }
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_int_equal(c.cost[CP_OP_ALLREDUCE][CP_ALG_RING].ll128, 0);
+    assert_true(cp_coll_proto_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, CP_PROTO_LL128, 8e5) < 0);
     cp_coll_free(&c);
     cp_topo_free(t);
 }
@@ -626,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_launch_per_thread),
         cmocka_unit_test(test_dgx1_ring_packing),
         cmocka_unit_test(test_protocols),
+        cmocka_unit_test(test_ll128),
         cmocka_unit_test(test_gpu_subset),
         cmocka_unit_test(test_dtree_traffic),
         cmocka_unit_test(test_reference_tables),
