@@ -86,7 +86,8 @@ def memdev_reduce_gbs(link_gbs):
 #    InfiniBand machines keep the uncalibrated network (no measurement).
 CAL_LAUNCH_US = 5
 CAL_NVLINK = {"bw_eff": 0.8751, "step_us": 0, "simple_us": 3.04}
-CAL_AWS_NET = {"bw_eff": 0.6766, "step_us": 12.953, "simple_us": 31.495}
+CAL_AWS_NET = {"bw_eff": 0.6766, "step_us": 12.953, "simple_us": 31.495}  # = efa-2019 in
+#    src/topo/fabrics.c, which the AWS topologies name (FABRIC below)
 #  - NVLS on Hopper, from the one-node rows of ../shared/data/nccl-tests/
 #    p5-48xlarge_awsome.csv on hgx-h100 (same 8x H100 + NVSwitch inside):
 #    the fraction of the effective NVLink rate NVLS's multimem traffic moves,
@@ -113,6 +114,23 @@ def nvlink_generation(nodes):
     return None
 
 
+# Named network calibrations (src/topo/fabrics.c holds their numbers,
+# docs/calibration.md "Fabrics" their sources): the fabric each machine has.
+#  - efa-2019: the p3dn fit; AWS machines of EFA v1 (p3dn, p4d) and ENA (p3,
+#    g4dn-like pcie-t4: assumed no better than EFA in 2019);
+#  - efa-2024: the p5 two-node fit (EFA v2, NCCL 2.20);
+#  - ib-edr / ib-hdr / ib-ndr: NCCL's per-NIC ceilings (NOTES.md).
+FABRIC = {"aws-p5": "efa-2024", "dgx1-v100": "ib-edr", "dgx1-p100": "ib-edr",
+          "dgx-a100": "ib-hdr", "hgx-h100": "ib-ndr"}
+
+
+def fabric_for(name):
+    base = name[:-4] if name.endswith("-cxl") else name
+    if base in FABRIC:
+        return FABRIC[base]
+    return "efa-2019" if aws_network(name) else None
+
+
 def calibration_for(name, gen=None):
     nv = dict(CAL_NVLINK)
     capped = gen is not None and NVLINK_NCCL_EFF[gen] < nv["bw_eff"]
@@ -121,8 +139,8 @@ def calibration_for(name, gen=None):
     c = {"note": "launch: CUDA kernel launch (5 us); nvlink: fitted to the V100 nccl-tests "
                  "table" + (", bw_eff capped at NCCL's own %s figure (%.1f of 25 GB/s)"
                             % (gen, NVLINK_NCCL_EFF[gen] * 25) if capped else "") +
-                 ("; net: fitted to the p3dn EFA table" if aws_network(name) else
-                  "; network uncalibrated (no InfiniBand measurement)") +
+                 ("; net_fabric: %s" % fabric_for(name)
+                  if fabric_for(name) else "; network uncalibrated") +
                  " (docs/calibration.md)",
          "launch_us": CAL_LAUNCH_US, "nvlink": nv}
     if gen in CAL_NVLS:
@@ -130,8 +148,8 @@ def calibration_for(name, gen=None):
         c["note"] = c["note"].replace(" (docs/calibration.md)",
                                       "; nvls_eff: fitted to the one-node p5 table "
                                       "(docs/calibration.md)")
-    if aws_network(name):
-        c["net"] = dict(CAL_AWS_NET)
+    if fabric_for(name):
+        c["net_fabric"] = fabric_for(name)
     return c
 
 
@@ -450,6 +468,50 @@ def hgx_h100():
     return t
 
 
+def aws_p5():
+    """p5.48xlarge: the HGX H100 board of hgx_h100, with 4 EFA NICs under each
+    GPU's PCIe switch (32 x 100 Gb/s = 400 GB/s per instance) and AMD Milan
+    hosts.  The machine of ../shared/data/nccl-tests/p5-48xlarge_awsome.csv."""
+    t = Topo(
+        "aws-p5",
+        "AWS p5.48xlarge: 8x H100-SXM5-80GB on 4 NVSwitch (gen 3) chips with 5/5/4/4 NVLink 4 "
+        "per GPU (as hgx-h100), 8 PCIe Gen5 switches each with 1 GPU + 4 EFA (32x 100 Gb/s "
+        "EFA per instance, AWS p5 specification), 2x AMD EPYC 7R13 (Milan). The machine of "
+        "../shared/data/nccl-tests/p5-48xlarge_awsome.csv. Sources in docs/topologies.md#aws-p5")
+    add_cpus(t, 2, "AMD EPYC 7R13 (Milan)", dram_gbs(8, 3200),
+             note_extra="8x DDR4-3200 channels = 204.8 GB/s peak (AMD Milan spec); ")
+    for s in range(8):
+        t.node("sw%d" % s, "pcie_switch", model="PCIe Gen5 switch",
+               note="1 GPU + 4 EFA per switch (AWS p5 layout: 4 EFA per GPU)" if s == 0 else None)
+    for g in range(8):
+        t.node("gpu%d" % g, "gpu", model="H100-SXM5-80GB")
+    for k in range(32):
+        t.node("nic%d" % k, "nic", model="AWS EFA 100G (p5)",
+               note="100 Gb/s = 12.5 GB/s; latency is an ASSUMPTION (SRD, see docs)"
+                    if k == 0 else None,
+               net_gbs=NET_EDR, net_latency_us=EFA_LAT)
+    links = [4, 5, 5, 4]
+    add_nvswitches(
+        t, 4, links, "NVSwitch gen 3", reduce=True,
+        note="%d NVLink 4 links to this chip x 25 = %d GB/s per direction",
+        sw_note=["reduce_gbs = NVLink SHARP (NVLS) at the line rate of its GPU ports, "
+                 "8 x %d links x 25 GB/s: ASSUMPTION (as hgx-h100)" % links[k]
+                 if k in (0, 1) else None for k in range(4)])
+    for s in range(8):
+        t.link("gpu%d" % s, "sw%d" % s, "pcie", PCIE_GEN5, LAT_PCIE,
+               note="PCIe Gen5 x16: 48 GB/s as NCCL computes it" if s == 0 else None)
+        for k in range(4):
+            t.link("nic%d" % (4 * s + k), "sw%d" % s, "pcie", PCIE_GEN4, LAT_PCIE,
+                   note="EFA on Gen4 x16 (24 GB/s as NCCL computes it; the 100 Gb/s port binds)"
+                        if (s, k) == (0, 0) else None)
+    for s in range(8):
+        t.link("sw%d" % s, "cpu%d" % (s // 4), "pcie", PCIE_GEN5, LAT_PCIE,
+               note="switch uplink, Gen5 x16" if s == 0 else None)
+    t.link("cpu0", "cpu1", "socket", XGMI_AMD, LAT_SOCKET,
+           note="Infinity Fabric between Milan sockets; NCCL charges 16 GB/s (AMD_BW)")
+    return t
+
+
 # AWS p3.16xlarge anti-locality (COARSE paper): GPU to a device in its own PCIe
 # switch 9 GB/s, through the CPU root complex 16 GB/s.
 P3_LOCAL_P2P = 9
@@ -681,7 +743,7 @@ def pcie_t4_cxl():
     return t
 
 
-MACHINES = [dgx1_v100, dgx1_p100, dgx_a100, hgx_h100, aws_p3_16xlarge, aws_p4d, aws_p3dn,
+MACHINES = [dgx1_v100, dgx1_p100, dgx_a100, hgx_h100, aws_p3_16xlarge, aws_p4d, aws_p3dn, aws_p5,
             pcie_t4, dgx1_v100_cxl, dgx1_p100_cxl, aws_p3_16xlarge_cxl, pcie_t4_cxl]
 
 

@@ -128,6 +128,8 @@ static json_t *calib_json(const cp_calib *c, const char *note)
     int k;
     json_object_set_new(o, "note", json_string(note));
     json_object_set_new(o, "launch_us", cli_real(c->launch_us, 4));
+    if (c->net_fabric[0]) /* the name stays; a fitted `net` below overrides its numbers */
+        json_object_set_new(o, "net_fabric", json_string(c->net_fabric));
     if (c->nvls_eff != 1) /* kept as the topology had it: the fit does not touch NVLS */
         json_object_set_new(o, "nvls_eff", cli_real(c->nvls_eff, 4));
     for (k = 0; k < CP_LINK_KINDS; k++) {

@@ -19,36 +19,29 @@
 
 /* The inter-host step of the hierarchical scheme: GPU k of every host in a
  * ring with its peers, all n rings at once, each carrying S/n (eq. C8).
- * Each GPU takes the least-used of its nearest NICs, as NCCL assigns one
- * NIC per GPU when there are enough. */
+ * Each GPU spreads its share evenly over its nearest NICs, as NCCL spreads
+ * a GPU's channels over the NICs it is closest to: 4 on a p5, whose GPUs
+ * have 4 EFA each; where GPUs share their nearest NICs (two GPUs and two
+ * NICs on a switch) every NIC carries the same as with one NIC a GPU. */
 static int inter_pattern(coll_build *b, cp_pattern *p, double *hop_us)
 {
-    int k, q, n = b->n, *used = calloc((size_t)b->nn + 1, sizeof *used);
+    int k, q, n = b->n;
     *hop_us = 0;
-    if (!used)
-        return coll_oom(b);
     coll_clear_load(b);
     for (k = 0; k < n; k++) {
         const int *nics;
-        int nc, pick = 0;
-        double x, y;
+        int nc;
         coll_nic_choices(b, k, &nics, &nc);
-        for (q = 1; q < nc; q++)
-            if (used[nics[q]] < used[nics[pick]])
-                pick = q;
-        if (nics[pick] >= 0)
-            used[nics[pick]]++;
-        x = coll_add_inter(b, 0, k, nics[pick], 1, k, nics[pick], 1);
-        y = coll_add_inter(b, 1, k, nics[pick], 0, k, nics[pick], 1);
-        if (x < 0 || y < 0) {
-            free(used);
-            return cp_fail(b->e, CP_EINPUT, "GPU %s has no route to its peer on host 1",
-                           b->win->nodes[b->g[k]].id);
+        for (q = 0; q < nc; q++) {
+            double x = coll_add_inter(b, 0, k, nics[q], 1, k, nics[q], 1.0 / nc);
+            double y = coll_add_inter(b, 1, k, nics[q], 0, k, nics[q], 1.0 / nc);
+            if (x < 0 || y < 0)
+                return cp_fail(b->e, CP_EINPUT, "GPU %s has no route to its peer on host 1",
+                               b->win->nodes[b->g[k]].id);
+            if (x > *hop_us)
+                *hop_us = x;
         }
-        if (x > *hop_us)
-            *hop_us = x;
     }
-    free(used);
     return coll_make_pattern(b, NULL, 0, *hop_us, p);
 }
 

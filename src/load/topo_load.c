@@ -13,6 +13,7 @@
 
 #include "core/strmap.h"
 #include "load/load.h"
+#include "topo/fabrics.h"
 
 /* Longest node id, in bytes; ids are printed in tables. */
 #define ID_MAX_BYTES 128
@@ -44,7 +45,7 @@ static const char *const link_kind_names[] = {"nvlink", "pcie", "cxl", "socket",
 static const int link_kind_ids[] = {CP_NVLINK, CP_PCIE, CP_CXL, CP_SOCKET, CP_SOCKET, CP_SOCKET,
                                     CP_NET};
 static const char *const calib_keys[] = {"launch_us", "nvlink", "pcie", "cxl", "socket", "net",
-                                         "nvls_eff", NULL};
+                                         "nvls_eff", "net_fabric", NULL};
 static const char *const calib_kind_keys[] = {"bw_eff", "step_us", "simple_us", NULL};
 
 /* A number that must be positive (or >= 0 with CP_NONNEG), at least `min` and
@@ -211,12 +212,32 @@ static int read_links(const cp_jdoc *d, cp_err *e, const json_t *arr, cp_topo *t
     return CP_OK;
 }
 
+/* calibration.net_fabric: a named network calibration (topo/fabrics.h) into
+ * the network's kind, which an explicit `net` object then overrides. */
+static int read_net_fabric(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_calib *c)
+{
+    const char *name = NULL;
+    const cp_fabric *f;
+    int rc = cp_jget_str(d, e, obj, "calibration", "net_fabric", 0, sizeof c->net_fabric - 1,
+                         &name);
+    if (rc || !name)
+        return rc;
+    if (!(f = cp_fabric_find(name)))
+        return cp_jdoc_fail(d, e, obj, "net_fabric", "calibration",
+                            "expected one of %s, got '%s'", cp_fabric_names(), name);
+    c->kind[CP_NET] = f->net;
+    snprintf(c->net_fabric, sizeof c->net_fabric, "%s", f->name);
+    return CP_OK;
+}
+
 static int read_calibration(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_calib *c)
 {
     int k, rc;
     if (!obj)
         return CP_OK;
     c->given = 1;
+    if ((rc = read_net_fabric(d, e, obj, c)))
+        return rc;
     if ((rc = cp_jdoc_check_keys(d, e, obj, "calibration", calib_keys)) ||
         (rc = get_bounded(d, e, obj, "calibration", "launch_us", CP_NONNEG, 0, MAX_LAT_US,
                           "a non-negative number (us per collective call)", &c->launch_us)) ||

@@ -81,6 +81,8 @@ typedef struct cp_calib {
     double launch_us;   /* fixed cost of one collective call (kernel launch, setup), us */
     double nvls_eff;    /* NVLS: achieved / effective NVLink rate of its multimem loads and
                          * stores, (0, 1]; 1 when uncalibrated (docs/calibration.md) */
+    char net_fabric[16]; /* the named network calibration (topo/fabrics.h) the file gave,
+                          * "" when none; its numbers are in kind[CP_NET] */
     int given;          /* 1 when the topology file carried a calibration block */
 } cp_calib;
 

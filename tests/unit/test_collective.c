@@ -15,6 +15,7 @@
 #include "cost/dtree.h"
 #include "load/load.h"
 #include "load/nccltests.h"
+#include "topo/fabrics.h"
 
 #define S 1e8 /* 100 MB */
 
@@ -646,6 +647,33 @@ static void test_dtree_traffic(void **state)
     cp_topo_free(t);
 }
 
+/* Named network calibrations (topo/fabrics.h) as the shipped topologies name
+ * them: hgx-h100 InfiniBand NDR, NCCL's 46-48 of 50 GB/s per NIC -> 47/50 =
+ * 0.94; dgx-a100 HDR 24/25 = 0.96; aws-p3dn EFA 2019, the p3dn fit 0.6766,
+ * 12.953 and 31.495 us; aws-p5 EFA 2024, 0.65 and 117.5 us. */
+static void test_fabrics(void **state)
+{
+    static const struct { const char *topo, *fabric; double eff, step, simple; } want[] = {
+        {"topologies/hgx-h100.json", "ib-ndr", 0.94, 0, 0},
+        {"topologies/dgx-a100.json", "ib-hdr", 0.96, 0, 0},
+        {"topologies/aws-p3dn.json", "efa-2019", 0.6766, 12.953, 31.495},
+        {"topologies/aws-p5.json", "efa-2024", 0.65, 12.953, 117.5},
+    };
+    size_t k;
+    (void)state;
+    for (k = 0; k < sizeof want / sizeof *want; k++) {
+        cp_topo *t;
+        cp_err e;
+        assert_int_equal(cp_topo_load(want[k].topo, &t, &e), CP_OK);
+        assert_string_equal(t->calib.net_fabric, want[k].fabric);
+        assert_near(t->calib.kind[CP_NET].bw_eff, want[k].eff, 1e-12);
+        assert_near(t->calib.kind[CP_NET].step_us, want[k].step, 1e-12);
+        assert_near(t->calib.kind[CP_NET].simple_us, want[k].simple, 1e-12);
+        cp_topo_free(t);
+    }
+    assert_null(cp_fabric_find("ib-xdr"));
+}
+
 static void test_reference_tables(void **state)
 {
     (void)state;
@@ -663,6 +691,10 @@ static void test_reference_tables(void **state)
      * default (NVLS at these sizes): 4 rows of 128 MB .. 16 GB */
     assert_int_equal(check_p5(SHARED_DATA "/nccl-tests/p5-48xlarge_awsome.csv", 1,
                               "topologies/hgx-h100.json"), 4);
+    /* p5 two nodes: aws-p5 (32 EFA, efa-2024) on 2 hosts; NCCL's default (NVLS
+     * inside, the tree/ring of peers across): 5 rows of 128 MB .. 16 GB */
+    assert_int_equal(check_p5(SHARED_DATA "/nccl-tests/p5-48xlarge_awsome.csv", 2,
+                              "topologies/aws-p5.json"), 5);
 }
 
 int main(void)
@@ -683,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_ll128),
         cmocka_unit_test(test_gpu_subset),
         cmocka_unit_test(test_dtree_traffic),
+        cmocka_unit_test(test_fabrics),
         cmocka_unit_test(test_reference_tables),
     };
     return cmocka_run_group_tests_name("collective", tests, NULL, NULL);
