@@ -77,6 +77,8 @@ static const char help[] =
     "      --bucket-mb B       DDP bucket_cap_mb (MiB, default 25); ZeRO-1, -2 and -3\n"
     "                          reduce buckets (default 5e8 elements)\n"
     "      --first-bucket-mb B DDP first bucket (MiB, default 1)\n"
+    "      --apex-message-size N  apex DDP message_size: every bucket closes at N\n"
+    "                          gradient elements (not bytes; apex's default 1e7)\n"
     "      --fusion-mb B       Horovod fusion threshold (MiB, default 64)\n"
     "      --cycle-ms C        Horovod cycle time (ms, default 5)\n"
     "      --grad-dtype T      gradient element type (default: the model's)\n"
@@ -129,7 +131,7 @@ static const char help[] =
     "\n"
     "The model and its assumptions: docs/model.md.\n";
 
-enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
+enum { OPT_APEX = 250, OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
        OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM, OPT_FRAMEWORKS, OPT_ACT, OPT_RECOMPUTE,
        OPT_FLASH, OPT_ACT_DTYPE, OPT_TP };
@@ -193,6 +195,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"compute-ms", required_argument, NULL, OPT_COMPUTE},
         CLI_FRAMEWORK_LONGOPT, {"bucket-mb", required_argument, NULL, OPT_BUCKET},
         {"first-bucket-mb", required_argument, NULL, OPT_FIRST},
+        {"apex-message-size", required_argument, NULL, OPT_APEX},
         {"fusion-mb", required_argument, NULL, OPT_FUSION},
         {"cycle-ms", required_argument, NULL, OPT_CYCLE},
         {"grad-dtype", required_argument, NULL, OPT_DTYPE}, {"json", no_argument, NULL, OPT_JSON},
@@ -232,6 +235,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             bucket_given = 1;
             break;
         case OPT_FIRST: rc = cli_parse_positive("predict", "--first-bucket-mb", optarg, 65536, &o->p.first_bucket_mb); break;
+        case OPT_APEX: rc = cli_parse_positive("predict", "--apex-message-size", optarg, 1e12, &o->p.apex_elems); break;
         case OPT_FUSION: rc = cli_parse_positive("predict", "--fusion-mb", optarg, 65536, &o->p.fusion_mb); break;
         case OPT_CYCLE: rc = cli_parse_positive("predict", "--cycle-ms", optarg, 1e5, &o->p.cycle_ms); break;
         case OPT_MFU: rc = cli_parse_positive("predict", "--mfu", optarg, 1, &o->p.mfu); break;

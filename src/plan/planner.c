@@ -51,9 +51,11 @@ static int make_buckets(cp_plan *p, const cp_predictor *pr, cp_err *e)
     cp_buckets bk;
     const cp_model *m = p->model;
     double *fstart;
-    int i, k, rc = cp_buckets_ddp(m, &pr->comp, pr->elem_bytes,
-                                  p->opts.pred.first_bucket_mb * 1048576.0,
-                                  p->opts.pred.bucket_mb * 1048576.0, &bk, e);
+    double first, cap;
+    int i, k, rc;
+    cp_ddp_caps(p->opts.pred.first_bucket_mb, p->opts.pred.bucket_mb, p->opts.pred.apex_elems,
+                pr->elem_bytes, &first, &cap);
+    rc = cp_buckets_ddp(m, &pr->comp, pr->elem_bytes, first, cap, &bk, e);
     if (rc)
         return rc;
     fstart = malloc((size_t)(m->nlayers + 1) * sizeof *fstart);

@@ -82,9 +82,10 @@ static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *
                    cp_prediction *out, double *finish, cp_err *e)
 {
     cp_buckets bk;
-    int i, rc = cp_buckets_ddp(p->model, &p->comp, p->elem_bytes,
-                               o->first_bucket_mb * MIB * p->tp, o->bucket_mb * MIB * p->tp,
-                               &bk, e);
+    double first, cap;
+    int i, rc;
+    cp_ddp_caps(o->first_bucket_mb, o->bucket_mb, o->apex_elems, p->elem_bytes, &first, &cap);
+    rc = cp_buckets_ddp(p->model, &p->comp, p->elem_bytes, first * p->tp, cap * p->tp, &bk, e);
     if (rc)
         return rc;
     for (i = 0; i < bk.n; i++) /* under tensor parallelism a GPU holds 1/T of each */

@@ -60,6 +60,9 @@ typedef struct cp_predict_opts {
                                 reduce buckets, ZeRO-2's all-gather buckets (<= 0:
                                 DeepSpeed's 5e8 elements) */
     double first_bucket_mb;  /* DDP first bucket, MiB (default 1) */
+    double apex_elems;       /* apex DDP message_size, gradient elements; > 0: every DDP
+                                bucket, the first too, closes at that many elements
+                                (cp_ddp_caps); 0: bucket_mb and first_bucket_mb */
     double fusion_mb;        /* Horovod fusion threshold, MiB (default 64) */
     double cycle_ms;         /* Horovod cycle time, ms (default 5) */
     int grad_bytes;          /* gradient element size; 0 = the model's dtype */

@@ -139,6 +139,17 @@ void cp_buckets_free(cp_buckets *b)
     memset(b, 0, sizeof *b);
 }
 
+void cp_ddp_caps(double first_mb, double cap_mb, double apex_elems, int elem_bytes,
+                 double *first_bytes, double *cap_bytes)
+{
+    if (apex_elems > 0) { /* apex: one threshold in elements, counted as they arrive */
+        *first_bytes = *cap_bytes = apex_elems * elem_bytes;
+        return;
+    }
+    *first_bytes = first_mb * 1048576.0;
+    *cap_bytes = cap_mb * 1048576.0;
+}
+
 int cp_buckets_ddp(const cp_model *m, const cp_compute *c, int elem_bytes,
                    double first_cap_bytes, double cap_bytes, cp_buckets *out, cp_err *e)
 {

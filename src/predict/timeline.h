@@ -84,6 +84,14 @@ typedef struct cp_buckets {
     int n;
 } cp_buckets;
 
+/* The DDP bucket caps in bytes: PyTorch's first_bucket_mb and bucket_cap_mb
+ * (MiB, x 1,048,576), or, when apex_elems > 0, apex DDP's message_size in
+ * gradient elements x elem_bytes for every bucket alike (apex has no small
+ * first bucket): 1e7 elements are 40 MB of fp32 and 20 MB of fp16 gradients
+ * (docs/model.md, P3). */
+void cp_ddp_caps(double first_mb, double cap_mb, double apex_elems, int elem_bytes,
+                 double *first_bytes, double *cap_bytes);
+
 /* DDP buckets: first_cap_bytes for the first, cap_bytes for the rest
  * (cap 0: one tensor per bucket).  elem_bytes is the gradient element size. */
 int cp_buckets_ddp(const cp_model *m, const cp_compute *c, int elem_bytes,

@@ -87,6 +87,33 @@ static void test_ddp_buckets(void **state)
     assert_int_equal(cp_buckets_ddp(m, &c, 4, 0, 0, &b, &e), CP_OK);
     assert_int_equal(b.n, 5);
     cp_buckets_free(&b);
+    {
+        /* apex DDP message_size 1e7 elements: 4e7 B of fp32 gradients, 2e7 of
+         * fp16, for the first bucket too; without it PyTorch's MiB: 1 and 25
+         * MiB = 1,048,576 and 26,214,400 B */
+        double first, cap;
+        cp_ddp_caps(1, 25, 1e7, 4, &first, &cap);
+        assert_near(first, 4e7, 0);
+        assert_near(cap, 4e7, 0);
+        cp_ddp_caps(1, 25, 1e7, 2, &first, &cap);
+        assert_near(cap, 2e7, 0);
+        cp_ddp_caps(1, 25, 0, 4, &first, &cap);
+        assert_near(first, 1048576.0, 0);
+        assert_near(cap, 26214400.0, 0);
+        /* apex message_size MIB/2 elements of fp32 = 2 MiB for every bucket, in
+         * reverse order: tensor 4 (1 MiB, under 2), then 3 (20 MiB): closes at
+         * 21 MiB; tensor 2 (10 MiB) alone; 1 (2 MiB) alone; 0 (0.5 MiB) last:
+         * four buckets, where PyTorch's 1 MiB first bucket closes after tensor 4
+         * alone and 25 MiB after 3 and 2 */
+        cp_ddp_caps(1, 25, MIB / 2, 4, &first, &cap);
+        assert_int_equal(cp_buckets_ddp(m, &c, 4, first, cap, &b, &e), CP_OK);
+        assert_int_equal(b.n, 4);
+        assert_int_equal(b.b[0].count, 2);
+        assert_near(b.b[0].bytes, 21.0 * MIB, 0);
+        assert_int_equal(b.b[1].count, 1);
+        assert_near(b.b[1].bytes, 10.0 * MIB, 0);
+        cp_buckets_free(&b);
+    }
     cp_compute_free(&c);
     cp_model_free(m);
 }
