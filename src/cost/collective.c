@@ -253,9 +253,32 @@ double cp_coll_peers_us(const cp_coll *c, double bytes, int tree_ok, cp_proto *p
     return r;
 }
 
+/* The three protocols of a call whose phases run one after another, in one
+ * pass: each is launch + the latencies + the Simple-rate transfer time over
+ * its payload share (the per-call cost predict pays for every bucket: three
+ * separate passes cost a quarter of its speed, docs/performance.md). */
+static double sequential_fastest(const cp_coll *c, const cp_alg_cost *a, double bytes,
+                                 cp_proto *proto)
+{
+    double lat = c->launch_us, simple = 0, ll128 = 0, x = 0;
+    int k;
+    for (k = 0; k < a->nphases; k++) {
+        const cp_phase *ph = &a->phase[k];
+        lat += ph->lat_us;
+        simple += ph->simple_us;
+        ll128 += ph->ll128_us;
+        x += move_us(ph->factor, ph->bw_gbs, CP_PROTO_SIMPLE, bytes);
+    }
+    return fastest(lat + simple + x, a->ll ? lat + x / CP_LL_EFF : -1,
+                   a->ll128 && !c->no_ll128 ? lat + ll128 + x / CP_LL128_EFF : -1, proto);
+}
+
 double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes,
                              cp_proto *proto)
 {
+    const cp_alg_cost *a = &c->cost[op][alg];
+    if (a->available && !a->pipelined)
+        return sequential_fastest(c, a, bytes, proto);
     return fastest(cp_coll_proto_time_us(c, op, alg, CP_PROTO_SIMPLE, bytes),
                    cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL, bytes),
                    cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL128, bytes), proto);
