@@ -25,6 +25,7 @@
  *
  * Cost: one pass over the used rings' hops and each GPU's NIC route.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -157,11 +158,12 @@ void cp_coll_proto_ranges(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, char
                           size_t len)
 {
     cp_proto cur = CP_PROTOS, p;
-    double s;
+    int k;
     size_t used = 0;
     char sz[32];
     buf[0] = 0;
-    for (s = 1; s <= 68719476736.0 && used < len; s *= 2) {
+    for (k = 0; k <= 36 && used < len; k++) { /* 1 B .. 64 GiB */
+        double s = ldexp(1.0, k);
         if (cp_coll_time_proto_us(c, op, alg, s, &p) < 0)
             return;
         if (p == cur)

@@ -145,7 +145,7 @@ int coll_nvls_build(coll_build *b)
 {
     cp_coll *c = b->c;
     double red, bc, hop, n = b->n, H = b->H, ihop = b->peer_hop_us, isp = b->peer_simple_us;
-    double nsp = b->win->calib.kind[CP_NVLINK].simple_us; /* NVLS runs Simple only */
+    double nsp = 0; /* NVLS runs Simple only, and NCCL's 25 us includes its handshakes */
     cp_packing nb;
     int have = nvls_limits(b, &red, &bc, &hop, &nb);
     cp_alg_cost *ar = &c->cost[CP_OP_ALLREDUCE][CP_ALG_NVLS];
@@ -154,7 +154,6 @@ int coll_nvls_build(coll_build *b)
     red *= b->win->calib.nvls_eff; /* multimem traffic at the calibrated fraction */
     bc *= b->win->calib.nvls_eff;
     hop = NVLS_LAT_US / 2;         /* NCCL's NVLS latency, half per pass (reduce, multicast) */
-    nsp = 0;                       /* ... which includes Simple's handshakes */
     if (have) {
         /* AllReduce per GPU and direction: (1 + 1/n) x S; reduce-scatter and
          * all-gather alone: S.  bw below is per unit of that load. */
