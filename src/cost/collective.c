@@ -19,7 +19,6 @@
 #include "cost/coll_internal.h"
 #include "cost/collective.h"
 
-
 static const char *const op_names[CP_OPS] = {"allreduce", "reducescatter", "allgather",
                                              "broadcast"};
 static const char *const alg_names[CP_ALGS] = {"ring", "tree", "nvls", "hier", "ps", "collnet"};
