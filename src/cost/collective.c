@@ -1212,6 +1212,8 @@ int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e)
         goto done;
     rc = host_memory(&b);
 done:
+    if (rc == CP_OK)
+        rc = cp_mpi_build(b.win, c, &c->mpi, e); /* after host_memory: it uses d2h/h2d */
     build_free(&b);
     if (rc == CP_OK) {
         c->window = b.win_owned;
