@@ -183,9 +183,13 @@ static int all_rows(const cli_setting *set, int nset, cp_model **m, int nm, int 
                 break;
             for (i = 0; i < nm && rc == CP_OK; i++) {
                 size_t g = (size_t)k * nm + i;
-                if (j == 0) {
-                    char label[300];
-                    snprintf(label, sizeof label, "%s @ %s", m[i]->name, t->name);
+                if (j == 0 || !strstr(cat[g], t->name)) { /* "model @ machine / machine" */
+                    char label[600];
+                    if (j == 0)
+                        snprintf(label, sizeof label, "%s @ %s", m[i]->name, t->name);
+                    else
+                        snprintf(label, sizeof label, "%.300s / %s", cat[g], t->name);
+                    free(cat[g]);
                     if (!(cat[g] = strdup(label)))
                         rc = cp_fail(e, CP_EINTERNAL, "out of memory");
                 }
