@@ -24,8 +24,9 @@ int cp_gpu_collective_parse(const char *name, int *gpu_mpi)
     return 0;
 }
 
-/* The route from GPU g to the socket of its host that it reaches widest
- * (the one its rank is bound next to), or 0 when there is none. */
+/* The route from GPU g to the socket of its host that it reaches widest,
+ * then nearest (the one its rank is bound next to), as cp_mpi places
+ * ranks; 0 when there is none. */
 static int socket_route(const cp_topo *t, int g, int up, cp_route *out, int *sock)
 {
     int k, found = 0;
@@ -37,7 +38,9 @@ static int socket_route(const cp_topo *t, int g, int up, cp_route *out, int *soc
             continue;
         if ((up ? cp_route_find(t, g, k, NULL, &r, &tmp) : cp_route_find(t, k, g, NULL, &r, &tmp)) ==
                 CP_OK &&
-            r.gbs > 0 && (!found || r.gbs > out->gbs)) {
+            r.gbs > 0 &&
+            (!found || r.gbs > out->gbs * (1 + 1e-9) ||
+             (r.gbs > out->gbs * (1 - 1e-9) && cp_route_hop_us(&r) < cp_route_hop_us(out)))) {
             *out = r;
             *sock = k;
             found = 1;
