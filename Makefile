@@ -89,6 +89,14 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h tests/unit/testtopo.h $(L
 # comparison reports (docs/paper-reproduction.md explains them).
 PAPER_MODELS := models/resnet50.json,models/vgg16.json,models/bert-large.json,models/gpt2.json
 PAPER_TOPOS  := topologies/aws-p3.16xlarge-cxl.json,topologies/dgx1-v100-cxl.json,topologies/dgx1-p100-cxl.json,topologies/pcie-t4-cxl.json
+# The three settings of reports/paper-reproduction.csv (docs/paper-reproduction.md):
+# (a) the paper's experiment, GPUs emulating the memory devices, COARSE with MPI on
+# the GPU side against MPI AllReduce; (b) the same machines against NCCL's ring;
+# (c) real CXL cards on PCIe against NCCL's ring.
+PAPER_EMU    := topologies/dgx1-v100-emu.json,topologies/dgx1-p100-emu.json,topologies/pcie-t4-emu.json
+PAPER_A      := a-paper-emu-vs-mpi:mpi,coarse-mpi:$(PAPER_EMU)
+PAPER_B      := b-emu-vs-nccl:ring,coarse:$(PAPER_EMU)
+PAPER_C      := c-cxl-vs-nccl:ring,coarse:topologies/dgx1-v100-cxl.json,topologies/dgx1-p100-cxl.json,topologies/pcie-t4-cxl.json
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -98,8 +106,8 @@ run: deps all
 	@for t in $(TOPOS); do ./coarse-plan info -t $$t || exit $$?; done
 	./coarse-plan compare -m $(subst $(space),$(comma),$(MODELS)) -t $(subst $(space),$(comma),$(TOPOS)) \
 	    -o reports/compare.csv
-	./coarse-plan compare -m $(PAPER_MODELS) -t $(PAPER_TOPOS) -s ring,tree,ps,proxy,coarse \
-	    -o reports/paper-reproduction.csv --svg reports/paper-reproduction.svg
+	./coarse-plan compare -m $(PAPER_MODELS) --setting $(PAPER_A) --setting $(PAPER_B) \
+	    --setting $(PAPER_C) -o reports/paper-reproduction.csv --svg reports/paper-reproduction.svg
 	./coarse-plan compare -m $(PAPER_MODELS) -t $(PAPER_TOPOS) -s ring,tree,ps,proxy,coarse \
 	    --compute-scale 0.25 --grad-dtype fp16 -o reports/paper-reproduction-amp.csv \
 	    --svg reports/paper-reproduction-amp.svg

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "cli/cli.h"
+#include "cost/busshare.h"
 #include "core/units.h"
 #include "cost/collective.h"
 #include "load/load.h"
@@ -345,6 +346,17 @@ static void explain_crossovers(const cp_coll *c, const opts *o)
         }
 }
 
+/* The COARSE paper's side figure: the packed rings' share of the GPU buses. */
+static void explain_bus_share(const cp_coll *c)
+{
+    cp_bus_share s;
+    double share = cp_coll_bus_share(c, &s);
+    if (s.total_gbs > 0)
+        printf("ring AllReduce keeps %.1f%% of the GPU buses busy (%.1f of %.1f GB/s, NVLink "
+               "%.1f of %.1f; docs/collectives.md, bus share)\n",
+               100 * share, s.used_gbs, s.total_gbs, s.nvlink_used_gbs, s.nvlink_total_gbs);
+}
+
 static void print_explain(const cp_coll *c, const opts *o)
 {
     int alg;
@@ -354,6 +366,7 @@ static void print_explain(const cp_coll *c, const opts *o)
     for (alg = 0; alg < CP_ALGS; alg++)
         explain_alg(c, o, (cp_coll_alg)alg);
     explain_crossovers(c, o);
+    explain_bus_share(c);
 }
 
 int cmd_collective(int argc, char **argv)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/compare_settings.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
@@ -26,6 +27,8 @@ static const char help[] =
     "                           [--comm-hook none|fp16|bf16]\n"
     "                           [--memdev-gbs X[,X..]] [--svg CHART.svg]\n"
     "                           [--memdev-reduce-gbs Y[,Y..]]\n"
+    "       coarse-plan compare -m MODEL[,MODEL..] --setting NAME:BASE,S2..:TOPO,.. [..]\n"
+    "                           -o FILE.csv [--svg CHART.svg] [same options]\n"
     "\n"
     "Predict every model on every topology with every strategy and write one CSV\n"
     "row each (written atomically; \"-\" for standard output):\n"
@@ -45,10 +48,15 @@ static const char help[] =
     "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).  --accum-steps,\n"
     "--bucket-view, --framework, --offload, --fsdp-wrap, --fsdp-sharding,\n"
     "--comm-hook and --jitter are as for predict.\n"
-    "--svg also draws the speed-ups over ring as a grouped bar chart.\n";
+    "--svg also draws the speed-ups over ring as a grouped bar chart.\n"
+    "--setting (repeatable, instead of -t and -s): an experiment with its own\n"
+    "baseline strategy, the strategies compared with it and its machines; the\n"
+    "CSV gets a setting column, each row its speed-up over the baseline and,\n"
+    "for planned strategies, the share of bytes per route family; --svg draws\n"
+    "every setting's best speed-up side by side (docs/paper-reproduction.md).\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE,
-       OPT_SVG, OPT_GPUS };
+       OPT_SVG, OPT_GPUS, OPT_SETTING };
 
 #define MAX_LIST 64
 
@@ -59,6 +67,8 @@ typedef struct opts {
     double mgbs[MAX_LIST], mred[MAX_LIST];
     int nmg, nmr;
     cp_predict_opts p;
+    cli_setting set[CLI_MAX_SETTINGS];
+    int nset;
 } opts;
 
 /* Append the comma-separated items of arg (kept in argv's storage). */
@@ -98,6 +108,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"grad-dtype", required_argument, NULL, OPT_DTYPE},
         CLI_MODEL_LONGOPTS, CLI_FRAMEWORK_LONGOPT,
         {"svg", required_argument, NULL, OPT_SVG},
+        {"setting", required_argument, NULL, OPT_SETTING},
         {"memdev-gbs", required_argument, NULL, OPT_MGBS},
         {"memdev-reduce-gbs", required_argument, NULL, OPT_MRED},
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
@@ -117,6 +128,11 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 't': rc = add_list("-t", optarg, o->topos, &o->nt); break;
         case 'o': o->out = optarg; break;
         case OPT_SVG: o->svg = optarg; break;
+        case OPT_SETTING:
+            rc = o->nset < CLI_MAX_SETTINGS
+                     ? cli_setting_parse(optarg, &o->set[o->nset++])
+                     : cli_usage("compare", "--setting: at most %d", CLI_MAX_SETTINGS);
+            break;
         case 's':
             rc = add_list("-s", optarg, names, &nn);
             for (k = 0; rc == CP_OK && k < nn; k++)
@@ -146,7 +162,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         return rc;
     if (optind < argc)
         return cli_usage("compare", "unexpected argument '%s'", argv[optind]);
-    if (!o->nm || !o->nt || !o->out)
+    if (o->nset && (o->nt || o->ns))
+        return cli_usage("compare", "--setting names its own strategies and topologies: drop "
+                                    "-t and -s");
+    if (!o->nm || (!o->nt && !o->nset) || !o->out)
         return cli_usage("compare", "-m MODEL, -t TOPO and -o FILE.csv are required");
     for (k = 0; k < o->nm; k++)
         if (cp_same_file(o->out, o->models[k]))
@@ -339,5 +358,9 @@ int cmd_compare(int argc, char **argv)
     if (rc)
         return rc < 0 ? CP_OK : rc;
     cp_err_clear(&e);
+    if (o.nset)
+        return cli_report(cli_compare_settings(o.set, o.nset, o.models, o.nm, o.gpus, o.hosts,
+                                               &o.p, o.out, o.svg, &e),
+                          &e);
     return cli_report(run(&o, &e), &e);
 }

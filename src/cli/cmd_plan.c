@@ -20,7 +20,7 @@ static const char help[] =
     "                        [--bucket-mb B] [--first-bucket-mb B] [--min-shard-kb K]\n"
     "                        [--mode coarse|proxy] [--grad-dtype fp32|fp16|bf16]\n"
     "                        [--accum-steps K] [--bucket-view] [--jitter CV] [--explain]\n"
-    "                        [--dump-lp FILE]\n"
+    "                        [--dump-lp FILE] [--gpu-collective nccl|mpi]\n"
     "\n"
     "Plan COARSE gradient synchronisation: for every gradient bucket, the share of\n"
     "its bytes on each route family (AllReduce among the GPUs, memory-device\n"
@@ -48,11 +48,13 @@ static const char help[] =
     "                         on it would save per iteration (from the LP duals), and\n"
     "                         the bytes each route family carries\n"
     "      --dump-lp FILE     also write the LP in CPLEX LP format\n"
+    "      --gpu-collective C the GPU-side family: nccl (default) or mpi, MPI AllReduce\n"
+    "                         staged through host memory, as the COARSE paper ran it\n"
     "\n"
     "The model: docs/planner.md.\n";
 
 enum { OPT_COMPUTE = 256, OPT_BUCKET, OPT_FIRST, OPT_SHARD, OPT_MODE, OPT_DTYPE, OPT_EXPLAIN,
-       OPT_DUMP };
+       OPT_DUMP, OPT_GPUCOLL };
 
 typedef struct opts {
     const char *model, *topo, *out;
@@ -70,6 +72,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"min-shard-kb", required_argument, NULL, OPT_SHARD},
         {"mode", required_argument, NULL, OPT_MODE}, {"grad-dtype", required_argument, NULL, OPT_DTYPE},
         {"explain", no_argument, NULL, OPT_EXPLAIN}, {"dump-lp", required_argument, NULL, OPT_DUMP},
+        {"gpu-collective", required_argument, NULL, OPT_GPUCOLL},
         CLI_MODEL_LONGOPTS,
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
     int c, rc = CP_OK;
@@ -98,6 +101,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_DTYPE: rc = cli_parse_dtype("plan", "--grad-dtype", optarg, &o->p.pred.grad_bytes); break;
         case OPT_EXPLAIN: o->explain = 1; break;
         case OPT_DUMP: o->p.dump_lp = optarg; break;
+        case OPT_GPUCOLL:
+            if (cp_gpu_collective_parse(optarg, &o->p.gpu_mpi))
+                rc = cli_usage("plan", "--gpu-collective: expected nccl or mpi, got '%s'", optarg);
+            break;
         case ':': return cli_usage("plan", "option '%s' needs a value", argv[optind - 1]);
         default:
             if ((rc = cli_model_option("plan", c, optarg, &o->p.pred)) < 0)
