@@ -9,8 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-
-#define CP_VERSION "0.1.0"
+#include "core/version.h"
 
 typedef struct command {
     const char *name;
