@@ -132,8 +132,10 @@ static int check_combinations(opts *o)
     return cli_settle_framework("predict", &o->p, o->bucket_given);
 }
 
-/* The option table (a list of declarations: one line per option, its help
- * beside it), parsed into o; CP_OK, CLI_HELP or a usage error. */
+/* The option table, parsed into o, then what does not combine; CP_OK,
+ * CLI_HELP or a usage error.  Over 80 lines because it is the table: one
+ * declaration per option with its help beside it (44 of them), which reads
+ * best whole. */
 static int parse_opts(int argc, char **argv, opts *o)
 {
     cp_predict_opts *p = &o->p;
@@ -604,6 +606,26 @@ static int sweep(const opts *o, const cp_predictor *pr, FILE *out, cp_err *e)
     return CP_OK;
 }
 
+/* --scaling or --sweep-bucket: the whole table written to memory first and
+ * printed once complete, so a failure part-way prints nothing. */
+static int whole_table(const opts *o, const cp_model *m, const cp_topo *t,
+                       const cp_predictor *pr, cp_err *e)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *table = open_memstream(&buf, &len);
+    int rc;
+    if (!table)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    rc = o->scaling ? scaling(o, m, t, table, e) : sweep(o, pr, table, e);
+    if (fclose(table) != 0 && rc == CP_OK)
+        rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+    if (rc == CP_OK && len > 0 && fwrite(buf, 1, len, stdout) != len)
+        rc = cp_fail(e, CP_EINTERNAL, "writing standard output failed");
+    free(buf);
+    return rc;
+}
+
 static int run(const opts *oin, cp_err *e)
 {
     opts o = *oin;
@@ -628,20 +650,8 @@ static int run(const opts *oin, cp_err *e)
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o.p, e), e, o.model)))
         goto done;
     have_pr = 1;
-    if (o.scaling || o.sweep_hi > 0) { /* whole tables, printed once complete */
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *table = open_memstream(&buf, &len);
-        if (!table) {
-            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
-            goto done;
-        }
-        rc = o.scaling ? scaling(&o, m, t, table, e) : sweep(&o, &pr, table, e);
-        if (fclose(table) != 0 && rc == CP_OK)
-            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
-        if (rc == CP_OK && len > 0 && fwrite(buf, 1, len, stdout) != len)
-            rc = cp_fail(e, CP_EINTERNAL, "writing standard output failed");
-        free(buf);
+    if (o.scaling || o.sweep_hi > 0) {
+        rc = whole_table(&o, m, t, &pr, e);
         goto done;
     }
     if (o.frameworks) {
