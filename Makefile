@@ -123,6 +123,7 @@ cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/run.sh
 	@BIN=$(BIN) sh tests/cli/flows.sh
 	@BIN=$(BIN) sh tests/cli/clidoc.sh --check
+	@BIN=$(BIN) sh tests/cli/readme.sh
 
 test-one: unit cli
 

@@ -18,10 +18,10 @@ static const cli_usage_text usage = {
     "usage: coarse-plan calibrate NCCL_TESTS_OUTPUT -t TOPO [OPTIONS]\n",
     "Fit the topology's calibration to measured nccl-tests output (all_reduce_perf\n"
     "console output, verbatim): the achieved fraction of nominal bandwidth (bw_eff)\n"
-    "of the link kind that binds and the Simple protocol's cost per step (simple_us),\n"
-    "from the largest sizes, and the software latency per step under LL (step_us)\n"
-    "of the slowest link kind, from the smallest sizes.  Prints the fit and, for\n"
-    "every row, measured and predicted time, the error and the protocol.\n",
+    "of the link kind that binds and the Simple protocol's cost per step\n"
+    "(simple_us), from the largest sizes, and the software latency per step under LL\n"
+    "(step_us) of the slowest link kind, from the smallest sizes.  Prints the fit\n"
+    "and, for every row, measured and predicted time, the error and the protocol.\n",
     "The GPUs driven by one thread (nccl-tests -g) come from the table's header.\n"
     "Method and the shipped fits: docs/calibration.md.\n"};
 

@@ -152,8 +152,8 @@ static int parse_opts(int argc, char **argv, opts *o)
                      "GPUs driven by one thread, as nccl-tests -g (default 1): kernel launches "
                      "are serialised within a thread"),
         OPT_FLAG(0, "json", &o->json,
-                 "{\"rows\":[{\"bytes\",\"count\",\"time_us\",\"algbw_gbs\",\"busbw_gbs\","
-                 "\"algorithm\"}]}"),
+                 "{\"rows\":[{\"bytes\",\"count\",\"time_us\",\"algbw_gbs\",\n"
+                 "\"busbw_gbs\",\"algorithm\"}]}"),
         OPT_FLAG(0, "explain", &o->explain,
                  "for each algorithm: phases, steps, latency, bandwidth, the links that bind "
                  "it and what one more GB/s on them buys, and where the algorithms cross over"),

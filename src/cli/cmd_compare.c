@@ -15,7 +15,7 @@
 #include "predict/memory.h"
 
 static const cli_usage_text usage = {
-    "usage: coarse-plan compare -m MODEL[,MODEL..] -t TOPO[,TOPO..] -o FILE.csv [OPTIONS]\n",
+    "usage: coarse-plan compare -m MODEL,.. -t TOPO,.. -o FILE.csv [OPTIONS]\n",
     "Predict every model on every topology with every strategy and write one CSV\n"
     "row each (written atomically; \"-\" for standard output):\n"
     "  model,topology,gpus,memdev_gbs,memdev_reduce_gbs,strategy,available,\n"

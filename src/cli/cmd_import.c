@@ -41,13 +41,13 @@ static const cli_usage_text nccl_usage = {
 
 static const cli_usage_text smi_usage = {
     "usage: coarse-plan import smi-topo TOPO-M.txt [OPTIONS]\n",
-    "Convert the matrix `nvidia-smi topo -m` prints (saved to a file; text before and\n"
-    "after it is skipped) into coarse-plan topology JSON: NV# cells become NVLinks,\n"
-    "PIX groups a PCIe switch, PXB groups an upstream switch, PHB/NODE and SYS cells\n"
-    "(or the affinity column) CPU sockets, NIC columns NICs.  The matrix gives no\n"
-    "rates: they come from --gpu or the flags, and every assumption is listed in the\n"
-    "output's note (docs/import.md).  The result is checked with the topology loader\n"
-    "before it is written (atomically; default: standard output).\n",
+    "Convert the matrix `nvidia-smi topo -m` prints (saved to a file; text before\n"
+    "and after it is skipped) into coarse-plan topology JSON: NV# cells become\n"
+    "NVLinks, PIX groups a PCIe switch, PXB groups an upstream switch, PHB/NODE and\n"
+    "SYS cells (or the affinity column) CPU sockets, NIC columns NICs.  The matrix\n"
+    "gives no rates: they come from --gpu or the flags, and every assumption is\n"
+    "listed in the output's note (docs/import.md).  The result is checked with the\n"
+    "topology loader before it is written (atomically; default: standard output).\n",
     NULL};
 
 static const cli_usage_text hf_usage = {

@@ -59,7 +59,8 @@ int cmd_info(int argc, char **argv)
         OPT_INT(0, "gpus", "G", &gpus, 1, CLI_MAX_GPUS, "keep the first G GPUs of each host"),
         OPT_FLAG(0, "json", &json,
                  "machine-readable output:\n"
-                 "{\"kind\":\"model\",\"name\",\"tensors\",\"params\",\"grad_bytes\",...}\n"
+                 "{\"kind\":\"model\",\"name\",\"tensors\",\"params\",\n"
+                 "\"grad_bytes\",...}\n"
                  "{\"kind\":\"topology\",\"name\",\"hosts\",\"gpus\",\"nics\",\n"
                  "\"memdevs\",\"links\",...}"),
         OPT_END()};

@@ -194,8 +194,8 @@ static int parse_opts(int argc, char **argv, opts *o)
                   "that estimate's element type: fp16 or bf16 for autocast over fp32 weights "
                   "(default: the model's)"),
         OPT_FLAG(0, "json", &o->json,
-                 "{\"model\",\"topology\",\"gpus\",\"strategies\":[{\"name\",\"iteration_ms\","
-                 "\"compute_ms\",\"comm_ms\",\"exposed_comm_ms\"}]}"),
+                 "{\"model\",\"topology\",\"gpus\",\"strategies\":[{\"name\",\n"
+                 "\"iteration_ms\",\"compute_ms\",\"comm_ms\",\n\"exposed_comm_ms\"}]}"),
         OPT_FLAG(0, "csv", &o->csv, "the same as CSV with a header"),
         OPT_FLAG(0, "timeline", &o->timeline,
                  "CSV of every bucket: when it was ready, started, finished"),

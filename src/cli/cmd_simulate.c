@@ -77,8 +77,9 @@ int cmd_simulate(int argc, char **argv)
                    "topology to replay on (default: the file the plan names, whose content "
                    "hash must still match)"),
         OPT_FLAG(0, "json", &json,
-                 "{\"iteration_ms\",\"planned_ms\",\"compute_ms\",\"operations\","
-                 "\"deadlock_free\",\"links\":[{\"link\",\"gbs\",\"utilisation\"}]}"),
+                 "{\"iteration_ms\",\"planned_ms\",\"compute_ms\",\n"
+                 "\"operations\",\"deadlock_free\",\"links\":[{\"link\",\"gbs\",\n"
+                 "\"utilisation\"}]}"),
         OPT_END()};
     cpl_plan *p = NULL;
     cp_topo *t = NULL;

@@ -21,7 +21,8 @@
  * every char a short option can be. */
 #define LONG_CODE 256
 
-/* The width --help wraps to, and the column the help lines start at. */
+/* --help lines stay under HELP_WIDTH characters (79 at most: an 80-column
+ * terminal shows them without wrapping), the help starting at HELP_COL. */
 #define HELP_WIDTH 80
 #define HELP_COL 26
 
@@ -158,7 +159,7 @@ int cli_no_args(const char *cmd, int argc, char **argv, int first)
     return CP_OK;
 }
 
-/* Write text wrapped to HELP_WIDTH, every line but the first indented to
+/* Write text wrapped below HELP_WIDTH, every line but the first indented to
  * HELP_COL (the first continues at column col); "\n" in text breaks the
  * line there. */
 static void wrap(const char *text, int col, FILE *f)
@@ -166,7 +167,7 @@ static void wrap(const char *text, int col, FILE *f)
     const char *p = text;
     while (*p) {
         size_t w = strcspn(p, " \n");
-        if (col > HELP_COL && col + 1 + (int)w > HELP_WIDTH) {
+        if (col > HELP_COL && col + 1 + (int)w >= HELP_WIDTH) {
             fprintf(f, "\n%*s", HELP_COL, "");
             col = HELP_COL;
         } else if (col > HELP_COL) {

@@ -74,7 +74,7 @@ typedef struct cli_usage_text {
 #define CLI_HELP (-1)
 
 /* The most options one table may hold (a limit of the getopt_long arrays
- * cli_parse builds on its stack; predict, the largest, has 44). */
+ * cli_parse builds on its stack; predict, the largest, has 35). */
 #define CLI_MAX_OPTIONS 96
 
 /* Parse argv[1..argc-1] (argv[0] is the command word) against opts, for

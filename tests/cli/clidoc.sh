@@ -3,7 +3,8 @@
 # (issue 13, item 4): the two cannot drift.
 #
 #   clidoc.sh --check   exit 1, naming them, when an option is in one and not
-#                       the other, or when any help text differs
+#                       the other, when any help text differs, or when a
+#                       --help line is over 79 characters
 #   clidoc.sh --write   rewrite the reference from --help (`make cli-doc`)
 #
 # The reference is the part of docs/cli.md between the BEGIN and END marker
@@ -90,6 +91,13 @@ while IFS= read -r c; do
         fail=1
     done
 done <"$tmp/cmds"
+# an 80-column terminal shows every help line whole
+long=$(grep -v '^<!--' "$tmp/new" | awk 'length > 79' | head -3)
+if [ -n "$long" ]; then
+    echo "FAIL --help lines over 79 characters:"
+    echo "$long" | sed 's/^/  /'
+    fail=1
+fi
 if ! cmp -s "$tmp/old" "$tmp/new"; then
     echo "FAIL $DOC's option reference differs from --help:"
     diff "$tmp/old" "$tmp/new" | head -20 | sed 's/^/  /'
