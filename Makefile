@@ -173,7 +173,7 @@ uninstall:
 # install and uninstall into temporary prefixes, build examples/plan_reader.c
 # against the installed copy with pkg-config alone, render the man page
 test-install: coarse-plan
-	@sh tests/cli/install.sh
+	@MAKE=$(MAKE) sh tests/cli/install.sh
 
 # the option reference of docs/cli.md, rewritten from every command's --help
 # (tests/cli/clidoc.sh --check, run by `make cli`, fails when they differ)
