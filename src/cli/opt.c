@@ -92,7 +92,7 @@ static int build_getopt(const cli_option *opts, char *optstring, struct option *
     int i, n = 0, s = 0;
     optstring[s++] = ':';
     optstring[s++] = 'h';
-    for (i = 0; opts[i].kind != CLI_K_END && i < CLI_MAX_OPTIONS; i++) {
+    for (i = 0; i < CLI_MAX_OPTIONS && opts[i].kind != CLI_K_END; i++) {
         const cli_option *o = &opts[i];
         int code = o->short_name ? o->short_name : LONG_CODE + i;
         if (o->short_name) {
@@ -219,7 +219,7 @@ void cli_print_help(const cli_usage_text *u, const cli_option *opts, FILE *f)
     if (u->about)
         fprintf(f, "\n%s", u->about);
     fputc('\n', f);
-    for (i = 0; opts[i].kind != CLI_K_END && i < CLI_MAX_OPTIONS; i++)
+    for (i = 0; i < CLI_MAX_OPTIONS && opts[i].kind != CLI_K_END; i++)
         print_option(&opts[i], f);
     fprintf(f, "  -h, --help%*sthis help\n", HELP_COL - 12, "");
     if (u->after)
