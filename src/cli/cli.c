@@ -111,6 +111,34 @@ int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
     return CP_OK;
 }
 
+int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, int *out)
+{
+    long n;
+    if (cp_parse_long(arg, 1, max, &n))
+        return cli_usage(cmd, "%s: expected a whole number from 1 to %d, got '%s'", opt, max,
+                         arg);
+    *out = (int)n;
+    return CP_OK;
+}
+
+int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double max,
+                       double *out)
+{
+    if (cp_parse_double(arg, out) || !(*out > 0) || *out > max)
+        return cli_usage(cmd, "%s: expected a number in (0, %g], got '%s'", opt, max, arg);
+    return CP_OK;
+}
+
+int cli_parse_hosts(const char *cmd, const char *arg, int *out)
+{
+    return cli_parse_count(cmd, "--hosts", arg, CP_MAX_HOSTS, out);
+}
+
+int cli_parse_gpus(const char *cmd, const char *arg, int *out)
+{
+    return cli_parse_count(cmd, "--gpus", arg, CLI_MAX_GPUS, out);
+}
+
 int cli_parse_dtype(const char *cmd, const char *opt, const char *arg, int *bytes)
 {
     if (strcmp(arg, "fp32") == 0)

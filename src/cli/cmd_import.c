@@ -17,7 +17,6 @@
 
 #include "cli/cli.h"
 #include "core/fileio.h"
-#include "core/units.h"
 #include "import/hf_config.h"
 #include "import/nccl_topo.h"
 #include "import/smi_topo.h"
@@ -256,22 +255,16 @@ static int parse_hf_dtype(const char *cmd, char *arg, void *value)
  * tokens and 2^30 samples. */
 static int parse_seq(const char *cmd, char *arg, void *value)
 {
-    long n;
-    if (cp_parse_long(arg, 1, 1 << 24, &n))
-        return cli_usage(cmd, "--seq-len: expected a whole number from 1 to %d, got '%s'",
-                         1 << 24, arg);
-    *(int64_t *)value = n;
-    return CP_OK;
+    int n = 0, rc = cli_parse_count(cmd, "--seq-len", arg, 1 << 24, &n);
+    *(int64_t *)value = rc == CP_OK ? n : *(int64_t *)value;
+    return rc;
 }
 
 static int parse_batch(const char *cmd, char *arg, void *value)
 {
-    long n;
-    if (cp_parse_long(arg, 1, 1 << 30, &n))
-        return cli_usage(cmd, "--batch: expected a whole number from 1 to %d, got '%s'",
-                         1 << 30, arg);
-    *(int64_t *)value = n;
-    return CP_OK;
+    int n = 0, rc = cli_parse_count(cmd, "--batch", arg, 1 << 30, &n);
+    *(int64_t *)value = rc == CP_OK ? n : *(int64_t *)value;
+    return rc;
 }
 
 /* `import hf-config CONFIG.json [options]`; usage errors name `import`. */

@@ -63,19 +63,15 @@ static int store(const char *cmd, const cli_option *o, char *arg)
     case CLI_K_STRING: *(const char **)o->value = arg; return CP_OK;
     case CLI_K_INT: {
         long n;
+        if (o->lo == 1) /* the usual count: cli.c's message */
+            return cli_parse_count(cmd, name, arg, (int)o->hi, o->value);
         if (cp_parse_long(arg, (long)o->lo, (long)o->hi, &n))
             return cli_usage(cmd, "%s: expected a whole number from %ld to %ld, got '%s'", name,
                              (long)o->lo, (long)o->hi, arg);
         *(int *)o->value = (int)n;
         return CP_OK;
     }
-    case CLI_K_DOUBLE: {
-        double *x = o->value;
-        if (cp_parse_double(arg, x) || !(*x > o->lo) || *x > o->hi)
-            return cli_usage(cmd, "%s: expected a number in (%g, %g], got '%s'", name, o->lo,
-                             o->hi, arg);
-        return CP_OK;
-    }
+    case CLI_K_DOUBLE: return cli_parse_positive(cmd, name, arg, o->hi, o->value);
     case CLI_K_DTYPE: return cli_parse_dtype(cmd, name, arg, o->value);
     case CLI_K_LIST: return add_items(cmd, o, arg, name);
     case CLI_K_CALLBACK: return o->fn(cmd, arg, o->value);

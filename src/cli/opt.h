@@ -31,7 +31,7 @@ typedef enum cli_opt_kind {
     CLI_K_FLAG,     /* no argument: *(int *)value = 1 */
     CLI_K_STRING,   /* *(const char **)value = the argument (argv's storage) */
     CLI_K_INT,      /* a whole number in [lo, hi] into *(int *)value */
-    CLI_K_DOUBLE,   /* a number in (lo, hi] into *(double *)value */
+    CLI_K_DOUBLE,   /* a number in (0, hi] into *(double *)value */
     CLI_K_DTYPE,    /* fp32 | fp16 | bf16 as bytes per element, *(int *)value */
     CLI_K_LIST,     /* comma-separated items appended to (const char **)value, *count
                      * of them, at most hi (the items point into argv) */
@@ -45,7 +45,7 @@ typedef struct cli_option {
     const char *argh;      /* the argument in --help ("FILE"); NULL: takes none */
     void *value;           /* where the parsed value goes (see the kinds) */
     int *count;            /* CLI_K_LIST: items so far; else NULL */
-    double lo, hi;         /* CLI_K_INT [lo, hi]; CLI_K_DOUBLE (lo, hi]; CLI_K_LIST max */
+    double lo, hi;         /* CLI_K_INT [lo, hi]; CLI_K_DOUBLE (0, hi]; CLI_K_LIST max */
     int (*fn)(const char *cmd, char *arg, void *value); /* CLI_K_CALLBACK */
     int *seen;             /* when not NULL, set to 1 when the option is given */
     const char *help;      /* one paragraph, wrapped by --help; "\n" breaks a line */
