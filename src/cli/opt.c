@@ -74,15 +74,17 @@ static int store(const char *cmd, const cli_option *o, char *arg)
     case CLI_K_DOUBLE: return cli_parse_positive(cmd, name, arg, o->hi, o->value);
     case CLI_K_DTYPE: return cli_parse_dtype(cmd, name, arg, o->value);
     case CLI_K_LIST: return add_items(cmd, o, arg, name);
-    case CLI_K_CALLBACK: return o->fn(cmd, arg, o->value);
+    case CLI_K_CALLBACK:
+    case CLI_K_OPTARG: return o->fn(cmd, arg, o->value);
     case CLI_K_END: break;
     }
     return CP_EINTERNAL; /* not reached: find() never returns the terminator */
 }
 
 /* The getopt_long arrays for a table: short options in optstring (":h"
- * first: report missing values, and -h for help), every long option in lo
- * with "help" last.  Returns the number of entries. */
+ * first: report missing values, and -h for help; at most three characters
+ * an option), every long option in lo with "help" last.  Returns the number
+ * of entries. */
 static int build_getopt(const cli_option *opts, char *optstring, struct option *lo)
 {
     int i, n = 0, s = 0;
@@ -95,10 +97,14 @@ static int build_getopt(const cli_option *opts, char *optstring, struct option *
             optstring[s++] = (char)o->short_name;
             if (o->argh)
                 optstring[s++] = ':';
+            if (o->argh && o->kind == CLI_K_OPTARG)
+                optstring[s++] = ':'; /* "c::": the value only as -cVALUE */
         }
         if (o->long_name) {
             lo[n].name = o->long_name;
-            lo[n].has_arg = o->argh ? required_argument : no_argument;
+            lo[n].has_arg = o->kind == CLI_K_OPTARG ? optional_argument
+                            : o->argh               ? required_argument
+                                                    : no_argument;
             lo[n].flag = NULL;
             lo[n++].val = code;
         }
@@ -127,7 +133,7 @@ static const cli_option *find(const cli_option *opts, int nopts, int c)
 int cli_parse(const char *cmd, const cli_usage_text *u, const cli_option *opts, int argc,
               char **argv, int *first)
 {
-    char optstring[2 * CLI_MAX_OPTIONS + 3];
+    char optstring[3 * CLI_MAX_OPTIONS + 3];
     struct option lo[CLI_MAX_OPTIONS + 2];
     int c, rc = CP_OK, nopts = build_getopt(opts, optstring, lo);
     opterr = 0;
@@ -196,7 +202,8 @@ static void print_option(const cli_option *o, FILE *f)
     else
         n = snprintf(left, sizeof left, "      --%s", o->long_name);
     if (o->argh && n > 0 && (size_t)n < sizeof left)
-        n += snprintf(left + n, sizeof left - (size_t)n, " %s", o->argh);
+        n += snprintf(left + n, sizeof left - (size_t)n,
+                      o->kind == CLI_K_OPTARG ? "[=%s]" : " %s", o->argh);
     fputs(left, f);
     if (n >= HELP_COL) {
         fprintf(f, "\n%*s", HELP_COL, "");

@@ -36,6 +36,8 @@ typedef enum cli_opt_kind {
     CLI_K_LIST,     /* comma-separated items appended to (const char **)value, *count
                      * of them, at most hi (the items point into argv) */
     CLI_K_CALLBACK, /* fn(cmd, arg, value): CP_OK or a usage error (cli_usage) */
+    CLI_K_OPTARG,   /* the same with an optional argument, given as --name=ARG
+                     * only (getopt's optional_argument); fn gets NULL without */
 } cli_opt_kind;
 
 typedef struct cli_option {
@@ -61,6 +63,8 @@ typedef struct cli_option {
 #define OPT_DTYPE(s, l, argh, ptr, h) {CLI_K_DTYPE, s, l, argh, ptr, NULL, 0, 0, NULL, NULL, h}
 #define OPT_LIST(s, l, argh, items, n, max, h) {CLI_K_LIST, s, l, argh, items, n, 0, max, NULL, NULL, h}
 #define OPT_CALLBACK(s, l, argh, ptr, fn, h) {CLI_K_CALLBACK, s, l, argh, ptr, NULL, 0, 0, fn, NULL, h}
+#define OPT_CALLBACK_OPTARG(s, l, argh, ptr, fn, h)                                    \
+    {CLI_K_OPTARG, s, l, argh, ptr, NULL, 0, 0, fn, NULL, h}
 #define OPT_END() {CLI_K_END, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL}
 
 /* What --help prints around the table. */

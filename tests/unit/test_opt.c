@@ -259,12 +259,52 @@ static void test_help_answer(void **state)
     fclose(out);
 }
 
+/* An optional argument comes as --name=ARG only; without one the callback
+ * gets NULL, and a separate word stays a positional argument. */
+static int optarg_cb(const char *cmd, char *arg, void *value)
+{
+    (void)cmd;
+    *(const char **)value = arg ? arg : "(none)";
+    return CP_OK;
+}
+
+static void test_optional_argument(void **state)
+{
+    const char *got = NULL;
+    const cli_option table[] = {OPT_CALLBACK_OPTARG(0, "offload", "WHERE", &got, optarg_cb,
+                                                    "optional target"),
+                                OPT_END()};
+    char *bare[] = {"t", "--offload", NULL};
+    char *with[] = {"t", "--offload=pool", NULL};
+    char *apart[] = {"t", "--offload", "pool", NULL};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+    int first;
+    (void)state;
+    assert_int_equal(cli_parse("t", &usage, table, 2, bare, &first), CP_OK);
+    assert_string_equal(got, "(none)");
+    assert_int_equal(cli_parse("t", &usage, table, 2, with, &first), CP_OK);
+    assert_string_equal(got, "pool");
+    assert_int_equal(cli_parse("t", &usage, table, 3, apart, &first), CP_OK);
+    assert_string_equal(got, "(none)");
+    assert_int_equal(first, 2); /* "pool" is the first positional argument */
+    f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    cli_print_help(&usage, table, f);
+    fclose(f);
+    /* "      --offload[=WHERE]" is 23 characters: help at column 26 */
+    assert_non_null(strstr(buf, "\n      --offload[=WHERE]   optional target\n"));
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kinds_store),       cmocka_unit_test(test_bounds_refused),
         cmocka_unit_test(test_getopt_conventions), cmocka_unit_test(test_no_args),
         cmocka_unit_test(test_help_layout),       cmocka_unit_test(test_help_answer),
+        cmocka_unit_test(test_optional_argument),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
