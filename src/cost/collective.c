@@ -19,7 +19,6 @@
 #include "cost/coll_internal.h"
 #include "cost/collective.h"
 
-
 static const char *const op_names[CP_OPS] = {"allreduce", "reducescatter", "allgather",
                                              "broadcast"};
 static const char *const alg_names[CP_ALGS] = {"ring", "tree", "nvls", "hier", "ps", "collnet"};
@@ -112,6 +111,11 @@ int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e)
     for (f = 0; rc == CP_OK && f < sizeof families / sizeof *families; f++)
         rc = families[f].build(&b);
 done:
+    if (rc == CP_OK) { /* after the host copies: it stages through d2h/h2d */
+        cp_mpi_in in = {c->nranks, c->nhosts, c->per_host, c->d2h_gbs, c->h2d_gbs,
+                        c->host_lat_us};
+        rc = cp_mpi_build(b.win, &in, &c->mpi, e);
+    }
     coll_build_free(&b);
     if (rc == CP_OK) {
         c->window = b.win_owned;

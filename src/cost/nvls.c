@@ -180,8 +180,9 @@ int coll_nvls_build(coll_build *b)
         }
         ar->available = 1;
     }
-    coll_unavailable(c, CP_ALG_NVLS, have ? "NVLS covers allreduce, reducescatter and allgather on one host"
-                                          : "needs NVSwitches with reduce_gbs (in-switch reduction)");
+    coll_unavailable(c, CP_ALG_NVLS,
+                     have ? "NVLS covers allreduce, reducescatter and allgather on one host"
+                          : "needs NVSwitches with reduce_gbs (in-switch reduction)");
     cp_packing_free(&nb);
     return CP_OK;
 }

@@ -108,10 +108,11 @@ static int host_copy_rate(coll_build *b, const int *srv, int K, int up, double *
         cp_route r, best;
         cp_err tmp;
         int found = 0;
-        for (q = 0; q < K; q++) /* the widest route: the GPU's own socket */
+        for (q = 0; q < K; q++) /* the widest route, then the nearest: the GPU's own socket */
             if ((up ? cp_route_find(b->win, b->g[k], srv[q], NULL, &r, &tmp)
                     : cp_route_find(b->win, srv[q], b->g[k], NULL, &r, &tmp)) == CP_OK &&
-                (!found || r.gbs > best.gbs)) {
+                (!found || r.gbs > best.gbs * (1 + 1e-9) ||
+                 (r.gbs > best.gbs * (1 - 1e-9) && cp_route_hop_us(&r) < cp_route_hop_us(&best)))) {
                 best = r;
                 found = 1;
             }

@@ -171,8 +171,10 @@ static void one_host_ring(coll_build *b)
     ar->nphases = rs->nphases = ag->nphases = bc->nphases = 1;
     coll_set_phase(&ar->phase[0], "ring", 2 * (n - 1) / n * L, sp, 2 * (n - 1) / n, B,
                    2 * (b->n - 1), &b->intra);
-    coll_set_phase(&rs->phase[0], "ring", (n - 1) / n * L, sp, (n - 1) / n, B, b->n - 1, &b->intra);
-    coll_set_phase(&ag->phase[0], "ring", (n - 1) / n * L, sp, (n - 1) / n, B, b->n - 1, &b->intra);
+    coll_set_phase(&rs->phase[0], "ring", (n - 1) / n * L, sp, (n - 1) / n, B, b->n - 1,
+                   &b->intra);
+    coll_set_phase(&ag->phase[0], "ring", (n - 1) / n * L, sp, (n - 1) / n, B, b->n - 1,
+                   &b->intra);
     coll_set_phase(&bc->phase[0], "ring (pipelined chain)", (n - 1) / n * L, sp, 1, B, b->n - 1,
                    &b->intra);
 }

@@ -13,7 +13,8 @@
 #include "predict/predictor.h"
 
 static const char *const strategy_names[CP_STRATEGIES] = {
-    "ring", "tree", "auto", "hier", "collnet", "ps", "proxy", "coarse", "best"};
+    "ring", "tree", "auto", "hier", "collnet", "ps", "proxy", "coarse", "best", "mpi",
+    "coarse-mpi"};
 
 const char *cp_strategy_name(cp_strategy s)
 {
@@ -316,6 +317,8 @@ double cp_strategy_coll_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, 
     if (p->topo->ngpus <= 1)
         return 0;
     switch (s) {
+    case CP_S_MPI: /* MPI's AllReduce, staged through host memory (cost/mpi.h) */
+        return op == CP_OP_ALLREDUCE ? cp_mpi_allreduce_us(&p->coll.mpi, bytes) / 1e3 : -1;
     case CP_S_AUTO: *alg = cp_coll_best(&p->coll, op, bytes, &us); break;
     case CP_S_BEST:
         for (a = 0; a < CP_ALGS; a++) {

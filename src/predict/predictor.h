@@ -21,6 +21,8 @@
 typedef enum cp_strategy {
     CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_HIER, CP_S_COLLNET, CP_S_PS, CP_S_PROXY, CP_S_COARSE,
     CP_S_BEST,
+    CP_S_MPI,        /* MPI AllReduce staged through host memory (cost/mpi.h) */
+    CP_S_COARSE_MPI, /* the COARSE planner with MPI as its GPU-side family */
     CP_STRATEGIES
 } cp_strategy;
 
