@@ -17,10 +17,16 @@ ALLCFLAGS = $(CSTD) $(OPT) -g $(WARN) -ffp-contract=off $(SAN) $(CFLAGS)
 CPPFLAGS += -Isrc -Iinclude
 LDLIBS   := -lglpk -ljansson -lm
 
-SRC      := $(shell find src -name '*.c' ! -name main.c | LC_ALL=C sort)
+SRC      := $(shell find src -name '*.c' ! -name main.c ! -path 'src/run/*' | LC_ALL=C sort)
 OBJ      := $(SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libcoarse.a
 BIN      := $(BUILD)/coarse-plan
+# coarse-run (src/run/, its own rules below): only where Open MPI's mpicc is.
+MPICC    ?= mpicc
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo yes)
+RUN_SRC  := $(sort $(wildcard src/run/*.c))
+RUN_BIN  := $(BUILD)/coarse-run
+RUN_ALL  := $(if $(HAVE_MPI),coarse-run)
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -30,7 +36,7 @@ TOPOS    := $(sort $(wildcard topologies/*.json))
 
 .PHONY: all deps run test test-one unit cli asan clean help models topologies calibration bench
 
-all: coarse-plan libcoarseplan.a examples/plan_reader
+all: coarse-plan libcoarseplan.a examples/plan_reader $(RUN_ALL)
 
 help:
 	@echo "make            build ./coarse-plan"
@@ -71,6 +77,17 @@ $(BUILD)/libcoarseplan.a: $(RT_OBJ)
 
 libcoarseplan.a: $(BUILD)/libcoarseplan.a
 	cp $< $@.tmp && mv -f $@.tmp $@
+
+# ---------------------------------------------------------------- coarse-run
+# The Open MPI executor of plans (src/run/, docs/runtime.md): built only when
+# mpicc is present, with libcoarseplan.a and MPI alone (no GLPK, no planner).
+$(RUN_BIN): $(RUN_SRC) $(wildcard src/run/*.h) include/coarse_plan.h $(BUILD)/libcoarseplan.a
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(CC) $(MPICC) $(ALLCFLAGS) -Isrc -Iinclude -o $@ $(RUN_SRC) $(BUILD)/libcoarseplan.a \
+	    -ljansson
+
+coarse-run: $(RUN_BIN)
+	cp $(RUN_BIN) $@.tmp && mv -f $@.tmp $@
 
 # The example reader uses the public header and the library alone.
 examples/plan_reader: examples/plan_reader.c include/coarse_plan.h $(BUILD)/libcoarseplan.a
