@@ -34,7 +34,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 MODELS   := $(sort $(wildcard models/*.json))
 TOPOS    := $(sort $(wildcard topologies/*.json))
 
-.PHONY: all deps run test test-one unit cli asan clean help models topologies calibration bench
+.PHONY: all deps run test test-one unit cli run-tests asan clean help models topologies calibration bench
 
 all: coarse-plan libcoarseplan.a examples/plan_reader $(RUN_ALL)
 
@@ -44,6 +44,7 @@ help:
 	@echo "make run        set up, build, and run the main job on the shipped data"
 	@echo "make test       every unit suite and CLI case, plain and under ASan+UBSan,"
 	@echo "                then replay, mutation smoke, determinism and fuzz smoke"
+	@echo "make run-tests  coarse-run (Open MPI) on plans of the shipped data"
 	@echo "make lint       cppcheck and clang-tidy (tools/lint.sh)"
 	@echo "make valgrind   memcheck over the main commands"
 	@echo "make robust     mutation test, 400 mutants (docs/hardening.md)"
@@ -136,7 +137,11 @@ cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/run.sh
 	@BIN=$(BIN) sh tests/cli/flows.sh
 
-test-one: unit cli
+# coarse-run on plans the script writes (skips, saying so, without Open MPI)
+run-tests: $(BIN) $(if $(HAVE_MPI),$(RUN_BIN))
+	@BIN=$(BIN) RUN=$(RUN_BIN) sh tests/run/run.sh
+
+test-one: unit cli run-tests
 
 asan:
 	$(MAKE) test-one BUILD=build/asan OPT=-O1 \
@@ -172,7 +177,7 @@ models:
 	python3 tools/csv2model.py ../shared/data/models models
 
 clean:
-	rm -rf build coarse-plan libcoarseplan.a examples/plan_reader
+	rm -rf build coarse-plan coarse-run libcoarseplan.a examples/plan_reader
 
 -include $(OBJ:.o=.d) $(BUILD)/src/main.d
 
