@@ -205,7 +205,8 @@ HARD_FUZZ_BIN      := $(patsubst %,$(HARD_FUZZ_DIR)/fuzz_%,model topo nccl plan 
 HARD_ASAN_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 HARD_ASAN_ENV      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 HARD_MUTATE        := build/robust/mutate
-HARD_LINT_C        := $(shell find src tests/fuzz tests/robust -name '*.c' | LC_ALL=C sort)
+HARD_LINT_C        := $(shell find src tests/fuzz tests/robust -name '*.c' \
+                        $(if $(HAVE_MPI),,! -path 'src/run/*') | LC_ALL=C sort)
 
 .PHONY: deps-fuzz fuzz-build fuzz fuzz-smoke hard-asan-bin robust robust-smoke replay \
         determinism valgrind lint test-hardening

@@ -2,7 +2,9 @@
 # deps.sh - install the Debian packages coarse-plan needs, only when missing.
 #
 # Usage: tools/deps.sh [--fuzz]
-#   (no flag)  build and test dependencies: GLPK, jansson, cmocka
+#   (no flag)  build and test dependencies: GLPK, jansson, cmocka, and Open
+#              MPI for coarse-run (mpicc and mpirun; Debian's MPI header is not
+#              on the default include path, so the probe is the compiler wrapper)
 #   --fuzz     also clang with libFuzzer (the fuzz smoke run in `make test`)
 #
 # A dependency counts as present when a C compiler can include its header, so
@@ -21,6 +23,8 @@ have_header() {
 have_header glpk.h || pkgs="$pkgs libglpk-dev"
 have_header jansson.h || pkgs="$pkgs libjansson-dev"
 have_header cmocka.h || pkgs="$pkgs libcmocka-dev"
+command -v mpicc >/dev/null 2>&1 || pkgs="$pkgs libopenmpi-dev"
+command -v mpirun >/dev/null 2>&1 || pkgs="$pkgs openmpi-bin"
 if [ "${1:-}" = "--fuzz" ]; then
     if ! command -v clang >/dev/null 2>&1; then
         pkgs="$pkgs clang"

@@ -5,6 +5,7 @@
  * test).  Each GPU finds its first differing element; rank 0 gathers them
  * and keeps the lowest GPU's, with the bucket, tensor and element.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,15 @@ static void locate(const run_bucket *rb, int64_t i, size_t *tensor, int64_t *ele
     *elem = i - rb->tstart[t];
 }
 
+/* The same bits (not the same value: -0 and +0 differ, NaNs may match). */
+static int same_bits(float a, float b)
+{
+    uint32_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return x == y;
+}
+
 /* This GPU's first mismatch, into m. */
 static int check_gpu(run_ctx *c, float *const *bufs, run_mismatch *m)
 {
@@ -30,10 +40,12 @@ static int check_gpu(run_ctx *c, float *const *bufs, run_mismatch *m)
         int64_t i, n = L->b[b].nelem;
         run_fill(L, c->rank, b, c->scratch);
         rc = MPI_Allreduce(MPI_IN_PLACE, c->scratch, (int)n, MPI_FLOAT, MPI_SUM, c->gpu_comm);
-        if (rc != MPI_SUCCESS || m->found || memcmp(c->scratch, bufs[b], (size_t)n * 4) == 0)
+        if (rc != MPI_SUCCESS || m->found)
             continue;
-        for (i = 0; i < n && memcmp(&c->scratch[i], &bufs[b][i], 4) == 0; i++)
+        for (i = 0; i < n && same_bits(c->scratch[i], bufs[b][i]); i++)
             ;
+        if (i == n)
+            continue;
         m->found = 1;
         m->gpu = c->rank;
         m->bucket = b;
@@ -65,14 +77,14 @@ int run_check(run_ctx *c, float *const *bufs, run_mismatch *m)
     if (c->rank == 0 && rc == MPI_SUCCESS) {
         memset(m, 0, sizeof *m);
         for (r = 0; r < nranks && !m->found; r++)
-            if (all[7 * r] != 0) {
+            if (all[(size_t)7 * r] != 0) {
                 m->found = 1;
-                m->gpu = (int)all[7 * r + 1];
-                m->bucket = (size_t)all[7 * r + 2];
-                m->tensor = (size_t)all[7 * r + 3];
-                m->element = (int64_t)all[7 * r + 4];
-                m->expected = (float)all[7 * r + 5];
-                m->got = (float)all[7 * r + 6];
+                m->gpu = (int)all[(size_t)7 * r + 1];
+                m->bucket = (size_t)all[(size_t)7 * r + 2];
+                m->tensor = (size_t)all[(size_t)7 * r + 3];
+                m->element = (int64_t)all[(size_t)7 * r + 4];
+                m->expected = (float)all[(size_t)7 * r + 5];
+                m->got = (float)all[(size_t)7 * r + 6];
             }
     }
     free(all);

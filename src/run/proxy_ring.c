@@ -36,7 +36,7 @@ static int gather_clients(run_ctx *c, const run_route *rt, float *acc, int n, in
         if (home_of(c, rt, g) == c->rank)
             clients[(*nc)++] = g;
     inbox = malloc(((size_t)*nc * (size_t)n + 1) * sizeof *inbox);
-    req = malloc(((size_t)*nc + 1) * sizeof *req);
+    req = malloc(((size_t)*nc + 1) * sizeof(MPI_Request));
     if (!inbox || !req)
         rc = MPI_ERR_NO_MEM;
     for (k = 0; rc == MPI_SUCCESS && k < *nc; k++)
@@ -78,7 +78,7 @@ static int device_shard(run_ctx *c, const run_route *rt, int me, int *members, i
         rc = run_ring_reduce_scatter(c, members, D, D - 1 - me, acc + half, n - half, tag);
     if (rc == MPI_SUCCESS)
         rc = run_ring_all_gather(c, members, D, D - 1 - me, acc + half, n - half, tag);
-    req = malloc(((size_t)nc + 1) * sizeof *req);
+    req = malloc(((size_t)nc + 1) * sizeof(MPI_Request));
     if (rc == MPI_SUCCESS && !req)
         rc = MPI_ERR_NO_MEM;
     for (k = 0; rc == MPI_SUCCESS && k < nc; k++)

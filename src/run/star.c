@@ -34,7 +34,7 @@ static int gpu_side(run_ctx *c, const run_route *rt, float *buf)
 {
     int S = rt->r.shards, D = rt->ndev, s, k = 0, rc;
     float *in = c->scratch;
-    MPI_Request *req = malloc(2 * (size_t)S * sizeof *req);
+    MPI_Request *req = malloc(2 * (size_t)S * sizeof(MPI_Request));
     if (!req)
         return MPI_ERR_NO_MEM;
     for (s = 0; s < S; s++) {
@@ -75,8 +75,8 @@ static int device_side(run_ctx *c, const run_route *rt, int me)
     inbox = malloc(((size_t)total * (size_t)G + 1) * sizeof *inbox);
     left = calloc((size_t)S + 1, sizeof *left);
     slot_shard = malloc(((size_t)nmine * (size_t)G + 1) * sizeof *slot_shard);
-    rreq = malloc(((size_t)nmine * (size_t)G + 1) * sizeof *rreq);
-    sreq = malloc(((size_t)nmine * (size_t)G + 1) * sizeof *sreq);
+    rreq = malloc(((size_t)nmine * (size_t)G + 1) * sizeof(MPI_Request));
+    sreq = malloc(((size_t)nmine * (size_t)G + 1) * sizeof(MPI_Request));
     if (!where || !acc || !inbox || !left || !slot_shard || !rreq || !sreq)
         rc = MPI_ERR_NO_MEM;
     for (s = me; rc == MPI_SUCCESS && s < S; s += D) {

@@ -30,20 +30,28 @@ static void on_alarm(int sig)
     _exit(1);
 }
 
-/* Prepare the message for route rt (or for "between routes"). */
+/* The length of the prepared line, which snprintf may have cut. */
+static void set_len(int n)
+{
+    line_len = n < 0 ? 0 : n >= (int)sizeof line ? (int)sizeof line - 1 : n;
+}
+
+/* Prepare the message for "between routes". */
+static void prepare_idle(void)
+{
+    line_len = 0;
+    set_len(snprintf(line, sizeof line, "coarse-run: error: rank %d timed out outside any "
+                     "route (start-up or the final check)\n", my_rank));
+}
+
+/* Prepare the message for route rt of plan p. */
 static void prepare(const cpl_plan *p, const run_route *rt)
 {
-    int n;
     line_len = 0;
-    if (rt)
-        n = snprintf(line, sizeof line, "coarse-run: error: rank %d timed out in bucket %zu "
+    set_len(snprintf(line, sizeof line, "coarse-run: error: rank %d timed out in bucket %zu "
                      "route %zu (order %d, %s %s) of %s on %s: the plan may deadlock\n",
                      my_rank, rt->bucket, rt->index, rt->r.order, rt->r.kind, rt->r.algorithm,
-                     cpl_model_name(p), cpl_topology_name(p));
-    else
-        n = snprintf(line, sizeof line, "coarse-run: error: rank %d timed out outside any "
-                     "route (start-up or the final check)\n", my_rank);
-    line_len = n < 0 ? 0 : n >= (int)sizeof line ? (int)sizeof line - 1 : n;
+                     cpl_model_name(p), cpl_topology_name(p)));
 }
 
 void run_watchdog_start(int rank, double seconds)
@@ -51,7 +59,7 @@ void run_watchdog_start(int rank, double seconds)
     struct itimerval it;
     struct sigaction sa;
     my_rank = rank;
-    prepare(NULL, NULL);
+    prepare_idle();
     if (seconds <= 0)
         return;
     memset(&sa, 0, sizeof sa);
@@ -66,7 +74,10 @@ void run_watchdog_start(int rank, double seconds)
 
 void run_watchdog_at(const cpl_plan *p, const run_route *rt)
 {
-    prepare(p, rt);
+    if (rt)
+        prepare(p, rt);
+    else
+        prepare_idle();
 }
 
 void run_watchdog_stop(void)
