@@ -11,13 +11,15 @@
 
 #include "cli/cli.h"
 #include "core/units.h"
+#include "core/fileio.h"
 #include "cost/collective.h"
 #include "load/load.h"
+#include "out/nccl_tuner.h"
 
 static const char help[] =
     "usage: coarse-plan collective -t TOPO [--hosts N] [--gpus G] [-o OP] [-a ALG]\n"
     "                              [-b MIN] [-e MAX] [-f FACTOR] [--dtype float|half]\n"
-    "                              [-g N] [--json] [--explain]\n"
+    "                              [-g N] [--json] [--explain] [--nccl-tuner-conf FILE]\n"
     "\n"
     "Predict a collective's time over a range of sizes, in nccl-tests layout: size,\n"
     "count, type, redop, time (us), algbw and busbw (GB/s), and the algorithm.\n"
@@ -43,14 +45,17 @@ static const char help[] =
     "      --explain         for each algorithm: phases, steps, latency, bandwidth, the\n"
     "                        links that bind it and what one more GB/s on them buys,\n"
     "                        and where the algorithms cross over\n"
+    "      --nccl-tuner-conf FILE  write the model's best algorithm, protocol and\n"
+    "                        channels per size range of every collective as rules for\n"
+    "                        NCCL's example tuner plugin (docs/nccl-tuner.md)\n"
     "\n"
     "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (reducescatter, allgather), 1\n"
     "(broadcast), as nccl-tests documents.  The model: docs/collectives.md.\n";
 
-enum { OPT_HOSTS = 256, OPT_JSON, OPT_EXPLAIN, OPT_DTYPE, OPT_GPUS, OPT_PROTO };
+enum { OPT_HOSTS = 256, OPT_JSON, OPT_EXPLAIN, OPT_DTYPE, OPT_GPUS, OPT_PROTO, OPT_TUNER };
 
 typedef struct opts {
-    const char *topo;
+    const char *topo, *tuner; /* tuner: --nccl-tuner-conf FILE */
     int hosts, gpus, json, explain, gpt, alg; /* alg -1 = auto */
     int proto;                                /* -1: the faster; else a cp_proto (NCCL_PROTO) */
     cp_coll_op op;
@@ -77,6 +82,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"minbytes", required_argument, NULL, 'b'},  {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'}, {"dtype", required_argument, NULL, OPT_DTYPE},
         {"proto", required_argument, NULL, OPT_PROTO},
+        {"nccl-tuner-conf", required_argument, NULL, OPT_TUNER},
         {"gpus-per-thread", required_argument, NULL, 'g'},
         {"json", no_argument, NULL, OPT_JSON},       {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
@@ -154,6 +160,7 @@ static int parse_opts(int argc, char **argv, opts *o)
                 return cli_usage("collective", "--proto: expected LL or Simple, got '%s'",
                                  optarg);
             break;
+        case OPT_TUNER: o->tuner = optarg; break;
         case OPT_JSON: o->json = 1; break;
         case OPT_EXPLAIN: o->explain = 1; break;
         case ':': return cli_usage("collective", "option '%s' needs a value", argv[optind - 1]);
@@ -166,6 +173,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("collective", "-t TOPO is required");
     if (o->minb < 1 || o->maxb < o->minb)
         return cli_usage("collective", "sizes: need 1 <= -b <= -e");
+    if (o->tuner && cp_same_file(o->tuner, o->topo))
+        return cli_usage("collective", "--nccl-tuner-conf %s would overwrite an input", o->tuner);
     if (o->explain && o->json)
         return cli_usage("collective", "--explain and --json do not combine");
     if (o->explain && o->proto >= 0)
@@ -356,6 +365,16 @@ static void print_explain(const cp_coll *c, const opts *o)
     explain_crossovers(c, o);
 }
 
+/* --nccl-tuner-conf: the rules (out/nccl_tuner.c), and a line saying so. */
+static int write_tuner(const cp_coll *c, const char *path, cp_err *e)
+{
+    int n = 0, rc = cp_tuner_write(c, path, &n, e);
+    if (rc == CP_OK && strcmp(path, "-") != 0)
+        printf("%s: %d NCCL tuner rules for %s, %d node%s x %d GPUs\n", path, n, c->topo->name,
+               c->nhosts, c->nhosts == 1 ? "" : "s", c->per_host);
+    return rc;
+}
+
 int cmd_collective(int argc, char **argv)
 {
     opts o;
@@ -376,7 +395,9 @@ int cmd_collective(int argc, char **argv)
     if (rc == CP_OK && o.proto == CP_PROTO_LL && o.alg >= 0 && !c.cost[o.op][o.alg].ll)
         rc = cp_fail(&e, CP_EINPUT, "-a %s runs Simple only: --proto LL does not apply",
                      cp_coll_alg_name((cp_coll_alg)o.alg));
-    if (rc == CP_OK) {
+    if (rc == CP_OK && o.tuner)
+        rc = write_tuner(&c, o.tuner, &e);
+    else if (rc == CP_OK) {
         if (o.json)
             rc = print_json(&c, &o) ? cp_fail(&e, CP_EINTERNAL, "writing output failed") : CP_OK;
         else if (o.explain)
