@@ -82,6 +82,11 @@ int cpl_get_route(const cpl_plan *p, size_t bucket, size_t k, cpl_route *out);
 /* Name of device d of a route, or NULL when out of range. */
 const char *cpl_route_device(const cpl_plan *p, size_t bucket, size_t route, size_t d);
 
+/* The planner's predicted start and finish of a route, ms from the start
+ * of the iteration (0 when the plan does not say); -1 when out of range. */
+int cpl_route_times(const cpl_plan *p, size_t bucket, size_t route, double *start_ms,
+                    double *finish_ms);
+
 /* topology.hosts (1 when the plan does not say); GPUs are host-major, as
  * many on each host. */
 int cpl_host_count(const cpl_plan *p);

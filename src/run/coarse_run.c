@@ -236,6 +236,25 @@ static int execute(const opts *o, run_ctx *c, float **bufs)
     return rc != MPI_SUCCESS ? 1 : status;
 }
 
+/* star.c tags a shard's messages with its index: the plan's push-pull
+ * routes must have no more shards than MPI's largest tag (2^31 - 1 with
+ * Open MPI's ob1; UCX gives fewer). */
+static int check_tags(run_ctx *c, run_err *e)
+{
+    void *ub = NULL;
+    int flag = 0;
+    size_t k;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    c->tag_ub = flag && ub ? *(int *)ub : 32767;
+    for (k = 0; k < c->L->nr; k++) {
+        const run_route *rt = &c->L->r[k];
+        if (rt->kind != RUN_ALLREDUCE && rt->kind != RUN_PROXY_RING && rt->r.shards > c->tag_ub)
+            return run_fail(e, 2, "bucket %zu route %zu has %d shards, more than this MPI's "
+                            "largest tag (%d)", rt->bucket, rt->index, rt->r.shards, c->tag_ub);
+    }
+    return 0;
+}
+
 static int run(const opts *o, int rank, int nranks)
 {
     cpl_plan *p = NULL;
@@ -252,6 +271,8 @@ static int run(const opts *o, int rank, int nranks)
     c.gpu_comm = MPI_COMM_NULL;
     if (status == 0)
         status = alloc_buffers(&c, &bufs, &e);
+    if (status == 0)
+        status = check_tags(&c, &e);
     if ((status = agree(rank, status, &e)) == 0) {
         MPI_Comm_split(MPI_COMM_WORLD, rank < L.gpus ? 0 : MPI_UNDEFINED, rank, &c.gpu_comm);
         run_watchdog_start(rank, o->timeout_s);

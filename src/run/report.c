@@ -129,12 +129,14 @@ int run_report_json(const run_report *r, FILE *f)
                    "\"algorithm\": ",
                 i ? "," : "", rt->r.order, rt->bucket, rt->index, run_kind_name(rt->kind));
         jstr(f, rt->r.algorithm);
+        double t0 = 0, t1 = 0;
+        cpl_route_times(r->plan, rt->bucket, rt->index, &t0, &t1);
         fprintf(f, ", \"mimicked\": %s, \"elements\": %lld, \"shards\": %d, \"bytes\": %.0f, "
-                   "\"time_ms\": %.6f}",
+                   "\"time_ms\": %.6f, \"planned_start_ms\": %.4f, \"planned_ms\": %.4f}",
                 rt->kind != RUN_ALLREDUCE || run_allreduce_mimics(rt->r.algorithm) ? "true"
                                                                                    : "false",
                 (long long)rt->n, rt->r.shards, r->route_bytes[i] / r->iterations,
-                r->route_s[i] * 1e3 / r->iterations);
+                r->route_s[i] * 1e3 / r->iterations, t0, t1 - t0);
     }
     fputs("]}\n", f);
     return r->m->found ? 1 : 0;

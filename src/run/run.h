@@ -78,6 +78,7 @@ typedef struct run_ctx {
     int64_t scratch_elems;
     int64_t sent_bytes;   /* bytes this rank has sent, running total */
     int fallback;         /* set when an allreduce route used MPI_Allreduce */
+    int tag_ub;           /* MPI_TAG_UB: star.c tags each shard's messages with its index */
 } run_ctx;
 
 /* layout.c ---------------------------------------------------------------- */

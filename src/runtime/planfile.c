@@ -26,6 +26,7 @@ typedef struct pbucket {
 
 typedef struct proute {
     cpl_route r;
+    double start_ms, finish_ms; /* predicted; 0 when the plan does not say */
     size_t d0, nd;      /* devices dev[d0 .. d0+nd) */
 } proute;
 
@@ -151,7 +152,6 @@ static int read_route(cpl_plan *p, const json_t *o, const char *where, int64_t *
     int64_t order = 0, offset = 0, bytes = 0, shards = 0;
     int kind = 0, rc;
     size_t k;
-    double t;
     if (!json_is_object(o))
         return cp_jdoc_fail(&p->doc, e, o, NULL, where, "expected a route object");
     if ((rc = cp_jdoc_check_keys(&p->doc, e, o, where, route_keys)) ||
@@ -162,8 +162,10 @@ static int read_route(cpl_plan *p, const json_t *o, const char *where, int64_t *
         (rc = cp_jget_int(&p->doc, e, o, where, "offset", CP_REQ, 0, INT64_MAX, &offset)) ||
         (rc = cp_jget_int(&p->doc, e, o, where, "bytes", CP_REQ, 1, INT64_MAX, &bytes)) ||
         (rc = cp_jget_int(&p->doc, e, o, where, "shards", CP_REQ, 1, 1 << 24, &shards)) ||
-        (rc = cp_jget_num(&p->doc, e, o, where, "start_ms", CP_NONNEG, "a time >= 0 (ms)", &t)) ||
-        (rc = cp_jget_num(&p->doc, e, o, where, "finish_ms", CP_NONNEG, "a time >= 0 (ms)", &t)) ||
+        (rc = cp_jget_num(&p->doc, e, o, where, "start_ms", CP_NONNEG, "a time >= 0 (ms)",
+                          &r->start_ms)) ||
+        (rc = cp_jget_num(&p->doc, e, o, where, "finish_ms", CP_NONNEG, "a time >= 0 (ms)",
+                          &r->finish_ms)) ||
         (rc = take_span(p, o, where, "route", offset, bytes, off, e)))
         return rc;
     if (shards > bytes)
@@ -544,6 +546,18 @@ const char *cpl_dtype(const cpl_plan *p) { return p->dtype; }
 size_t cpl_device_count(const cpl_plan *p) { return p->npdev; }
 const char *cpl_device_name(const cpl_plan *p, size_t d) { return d < p->npdev ? p->pdev[d] : NULL; }
 int cpl_ring_home(const cpl_plan *p, int gpu) { return gpu >= 0 && gpu < p->gpus ? p->home[gpu] : -1; }
+
+int cpl_route_times(const cpl_plan *p, size_t bucket, size_t route, double *start_ms,
+                    double *finish_ms)
+{
+    const proute *r;
+    if (!p || bucket >= p->nb || route >= p->b[bucket].nr)
+        return -1;
+    r = &p->r[p->b[bucket].r0 + route];
+    *start_ms = r->start_ms;
+    *finish_ms = r->finish_ms;
+    return 0;
+}
 
 int cpl_route_device_index(const cpl_plan *p, size_t bucket, size_t route, size_t d)
 {
