@@ -124,7 +124,7 @@ static int agree(int rank, int status, const run_err *e)
 }
 
 /* Load and check the plan; the layout at the run's scale. */
-static int setup(const opts *o, int rank, int nranks, cpl_plan **p, run_layout *L, run_err *e)
+static int setup(const opts *o, int nranks, cpl_plan **p, run_layout *L, run_err *e)
 {
     char err[600];
     *p = NULL;
@@ -137,7 +137,6 @@ static int setup(const opts *o, int rank, int nranks, cpl_plan **p, run_layout *
         return run_fail(e, 2, "%s: the plan needs %d ranks (%d GPUs + %d devices), mpirun "
                         "started %d: mpirun -n %d coarse-run %s", o->plan, L->nranks, L->gpus,
                         L->ndev, nranks, L->nranks, o->plan);
-    (void)rank;
     return 0;
 }
 
@@ -263,7 +262,7 @@ static int run(const opts *o, int rank, int nranks)
     run_ctx c;
     float **bufs = NULL;
     size_t b;
-    int status = setup(o, rank, nranks, &p, &L, &e);
+    int status = setup(o, nranks, &p, &L, &e);
     memset(&c, 0, sizeof c);
     c.plan = p;
     c.L = &L;
