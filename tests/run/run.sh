@@ -110,6 +110,11 @@ plan "$H2" -m models/resnet50.json -t topologies/pcie-t4-cxl.json --hosts 2
 [ "$(grep -c '"devices": \[\]' "$H2")" -eq "$(grep -c '"order"' "$H2")" ] || bad "two-host plan names no device"
 grep -q '"algorithm": "hier"' "$H2" || bad "two-host plan is hierarchical"
 bitexact "resnet50 on two pcie-t4-cxl hosts" "$H2" 8 8 0 --scale 16
+# the same plan edited to put every bucket on the parameter server in both
+# hosts' sockets: shard s of a route goes to socket s mod 2, 8 GPUs + 2
+sed -e 's/"kind": "allreduce"/"kind": "ps"/' -e 's/"algorithm": "hier"/"algorithm": "ps"/' \
+    -e 's|"devices": \[\]|"devices": ["h0/cpu0", "h1/cpu0"]|' "$H2" >"$tmp/ps2.json"
+bitexact "resnet50 on two hosts through both sockets (ps, edited)" "$tmp/ps2.json" 10 8 2 --scale 16
 
 NV=$tmp/h100.json
 plan "$NV" -m models/resnet50.json -t topologies/hgx-h100.json
