@@ -26,6 +26,11 @@ fi
 # Several ranks per core; CI runs as root, which mpirun refuses by default.
 MPI="$MPIRUN --oversubscribe --bind-to none"
 [ "$(id -u)" -eq 0 ] && MPI="$MPI --allow-run-as-root"
+# In containers (CI) the shared-memory transport's single-copy path (CMA,
+# process_vm_readv) is often not permitted; copying through the shared
+# segment always works.
+OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+export OMPI_MCA_btl_vader_single_copy_mechanism
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
