@@ -140,7 +140,7 @@ int run_check(run_ctx *c, float *const *bufs, run_mismatch *m);
 
 /* Abort this rank after `seconds` (0: never) with the last route it was in. */
 void run_watchdog_start(int rank, double seconds);
-/* Record that this rank is now in route rt (NULL: between routes). */
+/* Record that this rank is now in route rt (not NULL). */
 void run_watchdog_at(const cpl_plan *p, const run_route *rt);
 void run_watchdog_stop(void);
 

@@ -36,20 +36,22 @@ static void set_len(int n)
     line_len = n < 0 ? 0 : n >= (int)sizeof line ? (int)sizeof line - 1 : n;
 }
 
-/* Prepare the message for "between routes". */
+/* Prepare the message for a rank that has entered no route yet. */
 static void prepare_idle(void)
 {
     line_len = 0;
-    set_len(snprintf(line, sizeof line, "coarse-run: error: rank %d timed out outside any "
-                     "route (start-up or the final check)\n", my_rank));
+    set_len(snprintf(line, sizeof line, "coarse-run: error: rank %d timed out before its first "
+                     "route\n", my_rank));
 }
 
-/* Prepare the message for route rt of plan p. */
+/* Prepare the message for route rt of plan p, the last the rank entered
+ * (it may have finished it and be waiting at the next iteration's start
+ * or in the final check). */
 static void prepare(const cpl_plan *p, const run_route *rt)
 {
     line_len = 0;
-    set_len(snprintf(line, sizeof line, "coarse-run: error: rank %d timed out in bucket %zu "
-                     "route %zu (order %d, %s %s) of %s on %s: the plan may deadlock\n",
+    set_len(snprintf(line, sizeof line, "coarse-run: error: rank %d timed out; last route "
+                     "entered: bucket %zu route %zu (order %d, %s %s) of %s on %s\n",
                      my_rank, rt->bucket, rt->index, rt->r.order, rt->r.kind, rt->r.algorithm,
                      cpl_model_name(p), cpl_topology_name(p)));
 }
@@ -74,10 +76,7 @@ void run_watchdog_start(int rank, double seconds)
 
 void run_watchdog_at(const cpl_plan *p, const run_route *rt)
 {
-    if (rt)
-        prepare(p, rt);
-    else
-        prepare_idle();
+    prepare(p, rt);
 }
 
 void run_watchdog_stop(void)

@@ -31,6 +31,10 @@ MPI="$MPIRUN --oversubscribe --bind-to none"
 # segment always works.
 OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 export OMPI_MCA_btl_vader_single_copy_mechanism
+# When a rank exits non-zero mpirun ends the others, by default waiting 1 s
+# between SIGTERM and SIGKILL; the refusals below end every rank themselves.
+OMPI_MCA_odls_base_sigkill_timeout=${OMPI_MCA_odls_base_sigkill_timeout:-0}
+export OMPI_MCA_odls_base_sigkill_timeout
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -151,11 +155,12 @@ head -c 2000 "$P" >"$tmp/cut.json"
 refused "corrupted plan" 2 "$tmp/cut.json:" 2 "$tmp/cut.json"
 refused "--scale 0" 2 "--scale: expected a whole number from 1 to 1073741824, got '0'" 2 "$P" --scale 0
 
-# --- the watchdog: a run longer than --timeout ends with each rank's route
-BP=$tmp/bert-proxy.json
-plan "$BP" -m models/bert-large.json -t topologies/dgx1-v100-cxl.json --mode proxy
-mpi 12 "$BP" --scale 64 --iterations 50 --timeout 1
-if [ "$st" -ne 0 ] && [ "$st" -ne 124 ] && grep -q 'timed out in bucket [0-9]* route' "$tmp/err"; then
+# --- the watchdog: a run far longer than --timeout (1000 passes of the
+# gpt2 plan, a tenth of a second or more each) ends with the last route
+# each rank entered
+mpi 12 "$P" --scale 64 --iterations 1000 --timeout 3
+if [ "$st" -ne 0 ] && [ "$st" -ne 124 ] &&
+    grep -q 'timed out; last route entered: bucket [0-9]* route [0-9]* (order' "$tmp/err"; then
     ok "--timeout: aborts naming the route"
 else bad "--timeout: aborts naming the route (status $st)"; cat "$tmp/err"; fi
 
