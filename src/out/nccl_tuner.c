@@ -10,6 +10,7 @@
  * differ, so a third choice between two samples is not lost).  About
  * 1,000 model evaluations per collective, each O(1).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,13 +84,13 @@ static int push(const cp_coll *c, cp_coll_op op, uint64_t from, int ch, cp_tuner
     cp_tuner_rule *x;
     if (*n > 0 && (*r)[*n - 1].op == op)
         (*r)[*n - 1].max_bytes = from - 1;
-    if (*n == *cap) {
-        int nc = *cap ? 2 * *cap : 32;
-        cp_tuner_rule *g = realloc(*r, (size_t)nc * sizeof *g);
+    if (*n >= *cap) {
+        size_t nc = *cap > 0 ? 2 * (size_t)*cap : 32;
+        cp_tuner_rule *g = nc <= INT_MAX ? realloc(*r, nc * sizeof *g) : NULL;
         if (!g)
             return -1;
         *r = g;
-        *cap = nc;
+        *cap = (int)nc;
     }
     x = &(*r)[(*n)++];
     x->op = op;
