@@ -152,7 +152,8 @@ refused "rank count mismatch" 2 "the plan needs 12 ranks (8 GPUs + 4 devices), m
     3 "$P" --scale 64
 refused "missing plan" 2 "$tmp/none.json: cannot open" 2 "$tmp/none.json"
 head -c 2000 "$P" >"$tmp/cut.json"
-refused "corrupted plan" 2 "$tmp/cut.json:" 2 "$tmp/cut.json"
+refused "corrupted plan" 2 "invalid JSON" 2 "$tmp/cut.json"
+grep -q "cut.json:[0-9]*:[0-9]*: invalid JSON" "$tmp/err" || bad "corrupted plan: FILE:LINE:COL"
 refused "--scale 0" 2 "--scale: expected a whole number from 1 to 1073741824, got '0'" 2 "$P" --scale 0
 
 # --- the watchdog: a run far longer than --timeout (1000 passes of the
