@@ -23,6 +23,7 @@
 
 static const char usage[] =
     "usage: coarse-run PLAN.json [--scale K] [--iterations I] [--timeout S] [--json]\n"
+    "                  [--fault G]\n"
     "       coarse-run --ranks PLAN.json\n"
     "\n"
     "Execute a coarse-plan plan on MPI ranks that stand for its GPUs (ranks 0 ..\n"
@@ -34,13 +35,15 @@ static const char usage[] =
     "  --timeout S      abort after S seconds naming each rank's route (default 60; 0: never)\n"
     "  --json           per-kind and per-route timings as JSON on standard output\n"
     "  --ranks          print the number of ranks the plan needs, without MPI\n"
+    "  --fault G        testing: after the routes, add 1 to GPU G's first element of\n"
+    "                   the last bucket, to show that the check catches it (exit 1)\n"
     "\n"
     "Run it as mpirun -n $(coarse-run --ranks PLAN.json) coarse-run PLAN.json.\n"
     "Format and semantics: docs/runtime.md.\n";
 
 typedef struct opts {
     const char *plan;
-    long scale, iterations;
+    long scale, iterations, fault; /* fault: --fault G, -1 when none */
     double timeout_s;
     int json, ranks, help;
 } opts;
@@ -63,6 +66,7 @@ static int parse_opts(int argc, char **argv, opts *o, run_err *e)
     o->scale = 1;
     o->iterations = 1;
     o->timeout_s = 60;
+    o->fault = -1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
@@ -72,8 +76,12 @@ static int parse_opts(int argc, char **argv, opts *o, run_err *e)
             o->json = 1;
         else if (strcmp(a, "--ranks") == 0)
             o->ranks = 1;
-        else if (strcmp(a, "--scale") == 0 || strcmp(a, "--iterations") == 0 ||
-                 strcmp(a, "--timeout") == 0) {
+        else if (strcmp(a, "--fault") == 0) {
+            if (!v || parse_long(v, 0, 1 << 20, &o->fault))
+                return run_fail(e, 2, "--fault: expected a GPU index, got '%s'", v ? v : "nothing");
+            i++;
+        } else if (strcmp(a, "--scale") == 0 || strcmp(a, "--iterations") == 0 ||
+                   strcmp(a, "--timeout") == 0) {
             long hi = a[2] == 's' ? 1L << 30 : a[2] == 'i' ? 100000 : 86400;
             if (!v || parse_long(v, a[2] == 't' ? 0 : 1, hi, &n))
                 return run_fail(e, 2, "%s: expected a whole number from %d to %ld, got '%s'", a,
@@ -212,6 +220,8 @@ static int execute(const opts *o, run_ctx *c, float **bufs)
         rc = run_plan(c, bufs, t, bytes);
         wall += MPI_Wtime() - t0;
     }
+    if (rc == MPI_SUCCESS && c->rank == o->fault && c->rank < L->gpus)
+        bufs[L->nb - 1][0] += 1; /* --fault: what a lost or doubled byte would do */
     if (rc == MPI_SUCCESS)
         rc = run_check(c, bufs, &m);
     if (rc == MPI_SUCCESS) {

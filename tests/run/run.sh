@@ -104,6 +104,15 @@ plan "$T4" -m models/gpt2.json -t topologies/pcie-t4-cxl.json
 [ "$(grep -c '"kind": "ps"' "$T4")" -eq "$(grep -c '"order"' "$T4")" ] || bad "t4 plan is all ps"
 bitexact "gpt2 on pcie-t4-cxl (parameter server)" "$T4" 5 4 1 --scale 64 --iterations 2
 
+# the check is not vacuous: --fault 3 adds 1 to GPU 3's first element of
+# the last bucket (gpt2's 13 buckets: bucket 12).  By hand, element 0 of
+# bucket 12 starts on GPU g as ((7g + 36) mod 11) - 5: 3, 10, 6, 2 minus 5
+# for GPUs 0-3, sum 21 - 20 = 1; GPU 3 then holds 2.
+[ "$(grep -c '"ready_ms"' "$T4")" -eq 13 ] || bad "gpt2 plan has 13 buckets"
+refused "a corrupted sum is caught" 1 \
+    "not bit-exact: GPU 3, bucket 12, tensor 0 \"$(sed -n '/"id": 12,/,/"name"/s/.*"name": "\(.*\)",/\1/p' "$T4")\", element 0: expected 1, got 2" \
+    5 "$T4" --scale 64 --fault 3
+
 T4P=$tmp/t4-proxy.json
 plan "$T4P" -m models/resnet50.json -t topologies/pcie-t4-cxl.json --mode proxy \
     --min-shard-kb 64 --first-bucket-mb 0.1
