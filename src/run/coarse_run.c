@@ -220,7 +220,8 @@ static int execute(const opts *o, run_ctx *c, float **bufs)
         rc = run_plan(c, bufs, t, bytes);
         wall += MPI_Wtime() - t0;
     }
-    if (rc == MPI_SUCCESS && c->rank == o->fault && c->rank < L->gpus)
+    if (rc == MPI_SUCCESS && c->rank == o->fault && c->rank < L->gpus && bufs &&
+        bufs[L->nb - 1])
         bufs[L->nb - 1][0] += 1; /* --fault: what a lost or doubled byte would do */
     if (rc == MPI_SUCCESS)
         rc = run_check(c, bufs, &m);
