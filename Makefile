@@ -17,10 +17,16 @@ ALLCFLAGS = $(CSTD) $(OPT) -g $(WARN) -ffp-contract=off $(SAN) $(CFLAGS)
 CPPFLAGS += -Isrc -Iinclude
 LDLIBS   := -lglpk -ljansson -lm
 
-SRC      := $(shell find src -name '*.c' ! -name main.c | LC_ALL=C sort)
+SRC      := $(shell find src -name '*.c' ! -name main.c ! -path 'src/run/*' | LC_ALL=C sort)
 OBJ      := $(SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libcoarse.a
 BIN      := $(BUILD)/coarse-plan
+# coarse-run (src/run/, its own rules below): only where Open MPI's mpicc is.
+MPICC    ?= mpicc
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo yes)
+RUN_SRC  := $(sort $(wildcard src/run/*.c))
+RUN_BIN  := $(BUILD)/coarse-run
+RUN_ALL  := $(if $(HAVE_MPI),coarse-run)
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -28,10 +34,10 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 MODELS   := $(sort $(wildcard models/*.json))
 TOPOS    := $(sort $(wildcard topologies/*.json))
 
-.PHONY: all deps run test test-one unit cli asan clean help models topologies calibration bench \
+.PHONY: all deps run test test-one unit cli run-tests asan clean help models topologies calibration bench \
         install uninstall test-install cli-doc
 
-all: coarse-plan libcoarseplan.a examples/plan_reader
+all: coarse-plan libcoarseplan.a examples/plan_reader $(RUN_ALL)
 
 help:
 	@echo "make            build ./coarse-plan"
@@ -39,6 +45,7 @@ help:
 	@echo "make run        set up, build, and run the main job on the shipped data"
 	@echo "make test       every unit suite and CLI case, plain and under ASan+UBSan,"
 	@echo "                then replay, mutation smoke, determinism and fuzz smoke"
+	@echo "make run-tests  coarse-run (Open MPI) on plans of the shipped data"
 	@echo "make lint       include circles, cppcheck and clang-tidy (tools/lint.sh)"
 	@echo "make install    PREFIX=/usr/local DESTDIR=: binary, runtime library, header,"
 	@echo "                pkg-config file, man page (make uninstall removes them)"
@@ -75,6 +82,17 @@ $(BUILD)/libcoarseplan.a: $(RT_OBJ)
 
 libcoarseplan.a: $(BUILD)/libcoarseplan.a
 	cp $< $@.tmp && mv -f $@.tmp $@
+
+# ---------------------------------------------------------------- coarse-run
+# The Open MPI executor of plans (src/run/, docs/runtime.md): built only when
+# mpicc is present, with libcoarseplan.a and MPI alone (no GLPK, no planner).
+$(RUN_BIN): $(RUN_SRC) $(wildcard src/run/*.h) include/coarse_plan.h $(BUILD)/libcoarseplan.a
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(CC) $(MPICC) $(ALLCFLAGS) -Isrc -Iinclude -o $@ $(RUN_SRC) $(BUILD)/libcoarseplan.a \
+	    -ljansson
+
+coarse-run: $(RUN_BIN)
+	cp $(RUN_BIN) $@.tmp && mv -f $@.tmp $@
 
 # The example reader uses the public header and the library alone.
 examples/plan_reader: examples/plan_reader.c include/coarse_plan.h $(BUILD)/libcoarseplan.a
@@ -133,7 +151,11 @@ cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/clidoc.sh --check
 	@BIN=$(BIN) sh tests/cli/readme.sh
 
-test-one: unit cli
+# coarse-run on plans the script writes (skips, saying so, without Open MPI)
+run-tests: $(BIN) $(if $(HAVE_MPI),$(RUN_BIN))
+	@BIN=$(BIN) RUN=$(RUN_BIN) sh tests/run/run.sh
+
+test-one: unit cli run-tests
 
 asan:
 	$(MAKE) test-one BUILD=build/asan OPT=-O1 \
@@ -158,6 +180,8 @@ DESTDIR ?=
 VERSION := $(shell sed -n 's/^\#define CP_VERSION "\(.*\)"$$/\1/p' src/core/version.h)
 INSTALL_FILES := bin/coarse-plan lib/libcoarseplan.a include/coarse_plan.h \
                  lib/pkgconfig/coarse-plan.pc share/man/man1/coarse-plan.1
+# coarse-run too, where it was built (Open MPI's mpicc present)
+RUN_INSTALL   := $(if $(HAVE_MPI),bin/coarse-run)
 
 $(BUILD)/coarse-plan.pc: tools/coarse-plan.pc.in src/core/version.h FORCE
 	@mkdir -p $(dir $@)
@@ -167,7 +191,7 @@ $(BUILD)/coarse-plan.1: docs/coarse-plan.1.in src/core/version.h
 	@mkdir -p $(dir $@)
 	sed -e 's|@VERSION@|$(VERSION)|' $< >$@.tmp && mv -f $@.tmp $@
 
-install: coarse-plan libcoarseplan.a $(BUILD)/coarse-plan.pc $(BUILD)/coarse-plan.1
+install: coarse-plan libcoarseplan.a $(BUILD)/coarse-plan.pc $(BUILD)/coarse-plan.1 $(RUN_ALL)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 coarse-plan $(DESTDIR)$(PREFIX)/bin/coarse-plan
@@ -175,9 +199,10 @@ install: coarse-plan libcoarseplan.a $(BUILD)/coarse-plan.pc $(BUILD)/coarse-pla
 	install -m 644 include/coarse_plan.h $(DESTDIR)$(PREFIX)/include/coarse_plan.h
 	install -m 644 $(BUILD)/coarse-plan.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/coarse-plan.pc
 	install -m 644 $(BUILD)/coarse-plan.1 $(DESTDIR)$(PREFIX)/share/man/man1/coarse-plan.1
+	$(if $(HAVE_MPI),install -m 755 coarse-run $(DESTDIR)$(PREFIX)/bin/coarse-run)
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES))
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES) $(RUN_INSTALL))
 
 # install and uninstall into temporary prefixes, build examples/plan_reader.c
 # against the installed copy with pkg-config alone, render the man page
@@ -216,7 +241,7 @@ models:
 	python3 tools/csv2model.py ../shared/data/models models
 
 clean:
-	rm -rf build coarse-plan libcoarseplan.a examples/plan_reader
+	rm -rf build coarse-plan coarse-run libcoarseplan.a examples/plan_reader
 
 -include $(OBJ:.o=.d) $(BUILD)/src/main.d
 
@@ -245,7 +270,8 @@ HARD_FUZZ_BIN      := $(patsubst %,$(HARD_FUZZ_DIR)/fuzz_%,model topo nccl plan 
 HARD_ASAN_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 HARD_ASAN_ENV      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 HARD_MUTATE        := build/robust/mutate
-HARD_LINT_C        := $(shell find src tests/fuzz tests/robust -name '*.c' | LC_ALL=C sort)
+HARD_LINT_C        := $(shell find src tests/fuzz tests/robust -name '*.c' \
+                        $(if $(HAVE_MPI),,! -path 'src/run/*') | LC_ALL=C sort)
 
 .PHONY: deps-fuzz fuzz-build fuzz fuzz-smoke hard-asan-bin robust robust-smoke replay \
         determinism valgrind lint test-hardening

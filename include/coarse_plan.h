@@ -82,6 +82,29 @@ int cpl_get_route(const cpl_plan *p, size_t bucket, size_t k, cpl_route *out);
 /* Name of device d of a route, or NULL when out of range. */
 const char *cpl_route_device(const cpl_plan *p, size_t bucket, size_t route, size_t d);
 
+/* The planner's predicted start and finish of a route, ms from the start
+ * of the iteration (0 when the plan does not say); -1 when out of range. */
+int cpl_route_times(const cpl_plan *p, size_t bucket, size_t route, double *start_ms,
+                    double *finish_ms);
+
+/* topology.hosts (1 when the plan does not say); GPUs are host-major, as
+ * many on each host. */
+int cpl_host_count(const cpl_plan *p);
+/* model.dtype ("fp32", "fp16", "bf16"), or NULL when the plan does not say. */
+const char *cpl_dtype(const cpl_plan *p);
+
+/* The participants besides the GPUs: every device some route names, the
+ * plan's `proxies` first in their order, then the others (CPU sockets) in
+ * order of first mention.  A runtime with one process per participant
+ * gives GPU g rank g and device d rank cpl_gpu_count() + d. */
+size_t cpl_device_count(const cpl_plan *p);
+const char *cpl_device_name(const cpl_plan *p, size_t d); /* NULL when out of range */
+/* Participant index (as above) of device d of a route, or -1. */
+int cpl_route_device_index(const cpl_plan *p, size_t bucket, size_t route, size_t d);
+/* proxy-ring: the participant device GPU `gpu` pushes to (the plan's
+ * `proxies[].ring_clients`), or -1 when the plan does not say. */
+int cpl_ring_home(const cpl_plan *p, int gpu);
+
 #ifdef __cplusplus
 }
 #endif

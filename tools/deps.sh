@@ -2,8 +2,11 @@
 # deps.sh - install the Debian packages coarse-plan needs, only when missing.
 #
 # Usage: tools/deps.sh [--fuzz]
-#   (no flag)  build and test dependencies: GLPK, jansson, cmocka; pkg-config,
-#              groff and man-db for the install test (tests/cli/install.sh)
+#   (no flag)  build and test dependencies: GLPK, jansson, cmocka; Open MPI
+#              for coarse-run (mpicc and mpirun; Debian's MPI header is not
+#              on the default include path, so the probe is the compiler
+#              wrapper); pkg-config, groff and man-db for the install test
+#              (tests/cli/install.sh)
 #   --fuzz     also clang with libFuzzer (the fuzz smoke run in `make test`)
 #
 # A dependency counts as present when a C compiler can include its header, so
@@ -22,6 +25,8 @@ have_header() {
 have_header glpk.h || pkgs="$pkgs libglpk-dev"
 have_header jansson.h || pkgs="$pkgs libjansson-dev"
 have_header cmocka.h || pkgs="$pkgs libcmocka-dev"
+command -v mpicc >/dev/null 2>&1 || pkgs="$pkgs libopenmpi-dev"
+command -v mpirun >/dev/null 2>&1 || pkgs="$pkgs openmpi-bin"
 # the install test: a runtime built with pkg-config, the man page rendered
 command -v pkg-config >/dev/null 2>&1 || pkgs="$pkgs pkg-config"
 command -v groff >/dev/null 2>&1 || pkgs="$pkgs groff"

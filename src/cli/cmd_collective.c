@@ -11,9 +11,11 @@
 #include "cli/cli.h"
 #include "cost/busshare.h"
 #include "core/units.h"
+#include "core/fileio.h"
 #include "cost/collective.h"
 #include "cost/dtree.h"
 #include "load/load.h"
+#include "out/nccl_tuner.h"
 
 static const cli_usage_text usage = {
     "usage: coarse-plan collective -t TOPO [OPTIONS]\n",
@@ -23,7 +25,7 @@ static const cli_usage_text usage = {
     "(broadcast), as nccl-tests documents.  The model: docs/collectives.md.\n"};
 
 typedef struct opts {
-    const char *topo;
+    const char *topo, *tuner; /* tuner: --nccl-tuner-conf FILE */
     int hosts, gpus, json, explain, gpt, alg; /* alg -1 = auto */
     int proto;                                /* -1: the faster; else a cp_proto (NCCL_PROTO) */
     cp_coll_op op;
@@ -161,6 +163,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         OPT_FLAG(0, "explain", &o->explain,
                  "for each algorithm: phases, steps, latency, bandwidth, the links that bind "
                  "it and what one more GB/s on them buys, and where the algorithms cross over"),
+        OPT_STRING(0, "nccl-tuner-conf", "FILE", &o->tuner,
+                   "write the model's best algorithm, protocol and channels per size range of "
+                   "every collective as rules for NCCL's example tuner plugin ('-' for standard "
+                   "output; docs/nccl-tuner.md)"),
         OPT_END()};
     int first, rc;
     memset(o, 0, sizeof *o);
@@ -179,6 +185,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("collective", "-t TOPO is required");
     if (o->minb < 1 || o->maxb < o->minb)
         return cli_usage("collective", "sizes: need 1 <= -b <= -e");
+    if (o->tuner && cp_same_file(o->tuner, o->topo))
+        return cli_usage("collective", "--nccl-tuner-conf %s would overwrite an input", o->tuner);
     if (o->explain && o->json)
         return cli_usage("collective", "--explain and --json do not combine");
     if (o->explain && o->proto >= 0)
@@ -392,6 +400,16 @@ static void print_explain(const cp_coll *c, const opts *o)
     explain_bus_share(c);
 }
 
+/* --nccl-tuner-conf: the rules (out/nccl_tuner.c), and a line saying so. */
+static int write_tuner(const cp_coll *c, const char *path, cp_err *e)
+{
+    int n = 0, rc = cp_tuner_write(c, path, &n, e);
+    if (rc == CP_OK && strcmp(path, "-") != 0)
+        printf("%s: %d NCCL tuner rules for %s, %d node%s x %d GPUs\n", path, n, c->topo->name,
+               c->nhosts, c->nhosts == 1 ? "" : "s", c->per_host);
+    return rc;
+}
+
 int cmd_collective(int argc, char **argv)
 {
     opts o;
@@ -416,7 +434,9 @@ int cmd_collective(int argc, char **argv)
         rc = cp_fail(&e, CP_EINPUT, "-a %s on %s: NCCL does not enable LL128 here (it needs "
                      "NVLink inside hosts, NICs behind PCIe switches, Volta or later: "
                      "docs/collectives.md)", cp_coll_alg_name((cp_coll_alg)o.alg), t->name);
-    if (rc == CP_OK) {
+    if (rc == CP_OK && o.tuner)
+        rc = write_tuner(&c, o.tuner, &e);
+    else if (rc == CP_OK) {
         if (o.json)
             rc = print_json(&c, &o) ? cp_fail(&e, CP_EINTERNAL, "writing output failed") : CP_OK;
         else if (o.explain)

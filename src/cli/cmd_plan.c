@@ -29,7 +29,7 @@ static const cli_usage_text usage = {
 
 typedef struct opts {
     const char *model, *topo, *out;
-    int explain;
+    int explain, hosts;
     cp_plan_opts p;
 } opts;
 
@@ -81,10 +81,13 @@ static int parse_opts(int argc, char **argv, opts *o)
         OPT_CALLBACK(0, "gpu-collective", "C", &o->p.gpu_mpi, parse_gpu_collective,
                      "the GPU-side family: nccl (default) or mpi, MPI AllReduce staged through "
                      "host memory, as the COARSE paper ran it"),
+        OPT_INT(0, "hosts", "N", &o->hosts, 1, CP_MAX_HOSTS,
+                "replicate a single-host topology N times over its NICs"),
         OPT_END()};
     int first, rc;
     memset(o, 0, sizeof *o);
     cp_plan_opts_default(&o->p);
+    o->hosts = 1;
     if ((rc = cli_parse("plan", &usage, table, argc, argv, &first)) ||
         (rc = cli_no_args("plan", argc, argv, first)))
         return rc;
@@ -165,7 +168,7 @@ static int write_plan(const opts *o, const cp_plan *p, cp_err *e)
     memset(&in, 0, sizeof in);
     in.model_path = o->model;
     in.topo_path = o->topo;
-    in.hosts = 1;
+    in.hosts = o->hosts;
     if ((rc = file_hash(o->model, &in.model_hash, e)) || (rc = file_hash(o->topo, &in.topo_hash, e)))
         return rc;
     if ((rc = cp_plan_check_waits(p, e)))
@@ -194,7 +197,7 @@ static int run(const opts *o, cp_err *e)
     cp_predictor pr;
     cp_plan p;
     int rc, have_pr = 0, have_plan = 0;
-    if ((rc = cp_model_load(o->model, &m, e)) || (rc = cp_topo_load(o->topo, &t, e)))
+    if ((rc = cp_model_load(o->model, &m, e)) || (rc = cp_topo_load_machine(o->topo, 0, o->hosts, &t, e)))
         goto done;
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o->p.pred, e), e, o->model)))
         goto done;

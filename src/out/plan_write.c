@@ -82,11 +82,15 @@ static json_t *bucket_json(const cp_plan *p, int bi)
     return o;
 }
 
-/* Memory devices acting as proxies, with the GPUs whose queues they keep. */
+/* Memory devices acting as proxies, with the GPUs whose queues they keep
+ * and, when proxy-ring is available, the GPUs (indices) that push to each
+ * in it (its nearest device: families.c), so that a runtime need not know
+ * the topology to execute proxy-ring routes. */
 static json_t *proxies_json(const cp_plan *p)
 {
     json_t *arr = json_array();
     const cp_topo *t = p->topo;
+    const cp_family *ring = &p->fams.f[CP_FAM_PROXY_RING];
     int v, g;
     for (v = 0; v < t->nnodes; v++) {
         json_t *o, *cl;
@@ -100,6 +104,13 @@ static json_t *proxies_json(const cp_plan *p)
         json_object_set_new(o, "reduce_gbs", real(t->nodes[v].reduce_gbs, 4));
         json_object_set_new(o, "clients", cl);
         json_object_set_new(o, "queues", json_string("per-client"));
+        if (ring->available && ring->client_dev) {
+            json_t *rc = json_array();
+            for (g = 0; g < t->ngpus; g++)
+                if (ring->client_dev[g] == v)
+                    json_array_append_new(rc, json_integer(g));
+            json_object_set_new(o, "ring_clients", rc);
+        }
         json_array_append_new(arr, o);
     }
     return arr;

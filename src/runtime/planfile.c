@@ -26,6 +26,7 @@ typedef struct pbucket {
 
 typedef struct proute {
     cpl_route r;
+    double start_ms, finish_ms; /* predicted; 0 when the plan does not say */
     size_t d0, nd;      /* devices dev[d0 .. d0+nd) */
 } proute;
 
@@ -43,6 +44,12 @@ struct cpl_plan {
     size_t nr;
     const char **dev;
     size_t ndev;
+    int hosts;          /* topology.hosts, 1 when absent */
+    const char *dtype;  /* model.dtype, or NULL */
+    const char **pdev;  /* participant devices: proxies first, then the others */
+    size_t npdev;
+    int *rdev;          /* [ndev]: index in pdev of dev[i] */
+    int *home;          /* [gpus]: proxy-ring device (index in pdev) of each GPU, or -1 */
 };
 
 static const char *const top_keys[] = {"format", "generator", "model", "topology", "settings",
@@ -52,6 +59,8 @@ static const char *const model_keys[] = {"name", "file", "hash", "tensors", "dty
 static const char *const topo_keys[] = {"name", "file", "hash", "hosts", "gpus", NULL};
 static const char *const bucket_keys[] = {"id", "bytes", "ready_ms", "need_ms", "first_layer",
                                           "tensors", "routes", NULL};
+static const char *const proxy_keys[] = {"device", "reduce_gbs", "clients", "queues",
+                                         "ring_clients", NULL};
 static const char *const tensor_keys[] = {"name", "offset", "bytes", NULL};
 static const char *const route_keys[] = {"order", "kind", "algorithm", "devices", "offset",
                                          "bytes", "shards", "start_ms", "finish_ms", NULL};
@@ -67,6 +76,9 @@ static void plan_free(cpl_plan *p)
     free(p->t);
     free(p->r);
     free(p->dev);
+    free(p->pdev);
+    free(p->rdev);
+    free(p->home);
     free(p);
 }
 
@@ -140,7 +152,6 @@ static int read_route(cpl_plan *p, const json_t *o, const char *where, int64_t *
     int64_t order = 0, offset = 0, bytes = 0, shards = 0;
     int kind = 0, rc;
     size_t k;
-    double t;
     if (!json_is_object(o))
         return cp_jdoc_fail(&p->doc, e, o, NULL, where, "expected a route object");
     if ((rc = cp_jdoc_check_keys(&p->doc, e, o, where, route_keys)) ||
@@ -151,8 +162,10 @@ static int read_route(cpl_plan *p, const json_t *o, const char *where, int64_t *
         (rc = cp_jget_int(&p->doc, e, o, where, "offset", CP_REQ, 0, INT64_MAX, &offset)) ||
         (rc = cp_jget_int(&p->doc, e, o, where, "bytes", CP_REQ, 1, INT64_MAX, &bytes)) ||
         (rc = cp_jget_int(&p->doc, e, o, where, "shards", CP_REQ, 1, 1 << 24, &shards)) ||
-        (rc = cp_jget_num(&p->doc, e, o, where, "start_ms", CP_NONNEG, "a time >= 0 (ms)", &t)) ||
-        (rc = cp_jget_num(&p->doc, e, o, where, "finish_ms", CP_NONNEG, "a time >= 0 (ms)", &t)) ||
+        (rc = cp_jget_num(&p->doc, e, o, where, "start_ms", CP_NONNEG, "a time >= 0 (ms)",
+                          &r->start_ms)) ||
+        (rc = cp_jget_num(&p->doc, e, o, where, "finish_ms", CP_NONNEG, "a time >= 0 (ms)",
+                          &r->finish_ms)) ||
         (rc = take_span(p, o, where, "route", offset, bytes, off, e)))
         return rc;
     if (shards > bytes)
@@ -311,11 +324,91 @@ static int check_orders(cpl_plan *p, cp_err *e)
     return rc;
 }
 
+/* One entry of `proxies`: a device name, and the GPUs (by index) that push
+ * to it in proxy-ring (`ring_clients`, optional); *dev gets the name. */
+static int read_proxy(cpl_plan *p, const json_t *o, size_t idx, const char **dev, cp_err *e)
+{
+    char where[64];
+    const json_t *cl = NULL, *rc_gpus = NULL;
+    double gbs = 0;
+    size_t k;
+    int rc;
+    cp_jpath_index(where, sizeof where, "proxies", idx);
+    if (!json_is_object(o))
+        return cp_jdoc_fail(&p->doc, e, o, NULL, where, "expected a proxy object");
+    if ((rc = cp_jdoc_check_keys(&p->doc, e, o, where, proxy_keys)) ||
+        (rc = cp_jget_str(&p->doc, e, o, where, "device", CP_REQ, 512, dev)) ||
+        (rc = cp_jget_num(&p->doc, e, o, where, "reduce_gbs", CP_NONNEG, "a rate >= 0 (GB/s)",
+                          &gbs)) ||
+        (rc = cp_jget_array(&p->doc, e, o, where, "clients", 0, &cl)) ||
+        (rc = cp_jget_array(&p->doc, e, o, where, "ring_clients", 0, &rc_gpus)))
+        return rc;
+    for (k = 0; k < json_array_size(cl); k++)
+        if (!json_is_string(json_array_get(cl, k)))
+            return cp_jdoc_fail(&p->doc, e, json_array_get(cl, k), NULL, where,
+                                "clients: expected GPU ids");
+    for (k = 0; k < json_array_size(rc_gpus); k++) {
+        const json_t *g = json_array_get(rc_gpus, k);
+        json_int_t gi = json_is_integer(g) ? json_integer_value(g) : -1;
+        if (gi < 0 || gi >= p->gpus)
+            return cp_jdoc_fail(&p->doc, e, g, NULL, where,
+                                "ring_clients: expected GPU indices 0 to %d", p->gpus - 1);
+        if (p->home[gi] != -1)
+            return cp_jdoc_fail(&p->doc, e, g, NULL, where,
+                                "ring_clients: GPU %lld pushes to two devices", (long long)gi);
+        p->home[gi] = -2 - (int)idx; /* proxy idx; resolved to a participant below */
+    }
+    return CP_OK;
+}
+
+/* The participants besides the GPUs (coarse_plan.h, cpl_device_count):
+ * every device a route names, the `proxies` entries first in their order,
+ * then the others (CPU sockets) in order of first mention.  A device no
+ * route names takes no part, so it gets no rank. */
+static int read_participants(cpl_plan *p, const json_t *proxies, cp_err *e)
+{
+    cp_strmap named = {0}, part = {0};
+    const char **pname = NULL;
+    size_t i, np = json_array_size(proxies);
+    int rc = CP_OK;
+    p->pdev = calloc(p->ndev + 1, sizeof *p->pdev);
+    p->rdev = calloc(p->ndev + 1, sizeof *p->rdev);
+    p->home = malloc(((size_t)p->gpus + 1) * sizeof *p->home);
+    pname = calloc(np + 1, sizeof *pname);
+    if (!p->pdev || !p->rdev || !p->home || !pname || cp_strmap_init(&named, p->ndev + 1) ||
+        cp_strmap_init(&part, p->ndev + np + 1))
+        rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+    for (i = 0; rc == CP_OK && i < (size_t)p->gpus; i++)
+        p->home[i] = -1;
+    for (i = 0; rc == CP_OK && i < p->ndev; i++)
+        if (cp_strmap_put(&named, p->dev[i], (int)i) == -2)
+            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+    for (i = 0; rc == CP_OK && i < np; i++) {
+        rc = read_proxy(p, json_array_get(proxies, i), i, &pname[i], e);
+        if (rc == CP_OK && cp_strmap_get(&named, pname[i]) >= 0 &&
+            cp_strmap_put(&part, pname[i], (int)p->npdev) == -1)
+            p->pdev[p->npdev++] = pname[i];
+    }
+    for (i = 0; rc == CP_OK && i < p->ndev; i++)
+        if (cp_strmap_put(&part, p->dev[i], (int)p->npdev) == -1)
+            p->pdev[p->npdev++] = p->dev[i];
+    for (i = 0; rc == CP_OK && i < p->ndev; i++)
+        p->rdev[i] = cp_strmap_get(&part, p->dev[i]);
+    for (i = 0; rc == CP_OK && i < (size_t)p->gpus; i++)
+        if (p->home[i] <= -2)
+            p->home[i] = cp_strmap_get(&part, pname[-2 - p->home[i]]);
+    free(pname);
+    cp_strmap_free(&named);
+    cp_strmap_free(&part);
+    return rc;
+}
+
 static int read_plan(cpl_plan *p, cp_err *e)
 {
-    const json_t *root = p->doc.root, *model = NULL, *topo = NULL, *buckets = NULL;
+    const json_t *root = p->doc.root, *model = NULL, *topo = NULL, *buckets = NULL,
+                 *proxies = NULL;
     const char *format = NULL;
-    int64_t gpus = 0, split = 0;
+    int64_t gpus = 0, split = 0, hosts = 1;
     size_t i;
     int rc;
     if ((rc = cp_jget_str(&p->doc, e, root, "", "format", CP_REQ, 64, &format)))
@@ -332,6 +425,9 @@ static int read_plan(cpl_plan *p, cp_err *e)
         (rc = cp_jdoc_check_keys(&p->doc, e, topo, "topology", topo_keys)) ||
         (rc = cp_jget_str(&p->doc, e, topo, "topology", "name", CP_REQ, 512, &p->topo)) ||
         (rc = cp_jget_int(&p->doc, e, topo, "topology", "gpus", CP_REQ, 1, 1 << 20, &gpus)) ||
+        (rc = cp_jget_int(&p->doc, e, topo, "topology", "hosts", 0, 1, 1 << 20, &hosts)) ||
+        (rc = cp_jget_str(&p->doc, e, model, "model", "dtype", 0, 16, &p->dtype)) ||
+        (rc = cp_jget_array(&p->doc, e, root, "", "proxies", 0, &proxies)) ||
         (rc = cp_jget_int(&p->doc, e, root, "", "split_layer", 0, 0, MAX_ITEMS, &split)) ||
         (rc = cp_jget_array(&p->doc, e, root, "", "buckets", CP_REQ, &buckets)))
         return rc;
@@ -348,6 +444,11 @@ static int read_plan(cpl_plan *p, cp_err *e)
     }
     p->gpus = (int)gpus;
     p->split = (int)split;
+    p->hosts = (int)hosts;
+    if (gpus % hosts)
+        return cp_jdoc_fail(&p->doc, e, topo, "hosts", "topology",
+                            "%lld GPUs do not divide among %lld hosts", (long long)gpus,
+                            (long long)hosts);
     if (json_array_size(buckets) == 0)
         return cp_jdoc_fail(&p->doc, e, root, "buckets", "", "the plan has no buckets");
     if ((rc = count(p, buckets, e)))
@@ -357,7 +458,7 @@ static int read_plan(cpl_plan *p, cp_err *e)
             return rc;
         p->nb++;
     }
-    if ((rc = check_tensors(p, model, e)))
+    if ((rc = check_tensors(p, model, e)) || (rc = read_participants(p, proxies, e)))
         return rc;
     return check_orders(p, e);
 }
@@ -440,6 +541,32 @@ double cp_planfile_need_ms(const cpl_plan *p, size_t b) { return b < p->nb ? p->
 const char *cp_planfile_topo_file(const cpl_plan *p) { return p->topo_file; }
 const char *cp_planfile_topo_hash(const cpl_plan *p) { return p->topo_hash; }
 size_t cpl_tensor_count(const cpl_plan *p) { return p->nt; }
+int cpl_host_count(const cpl_plan *p) { return p->hosts; }
+const char *cpl_dtype(const cpl_plan *p) { return p->dtype; }
+size_t cpl_device_count(const cpl_plan *p) { return p->npdev; }
+const char *cpl_device_name(const cpl_plan *p, size_t d) { return d < p->npdev ? p->pdev[d] : NULL; }
+int cpl_ring_home(const cpl_plan *p, int gpu) { return gpu >= 0 && gpu < p->gpus ? p->home[gpu] : -1; }
+
+int cpl_route_times(const cpl_plan *p, size_t bucket, size_t route, double *start_ms,
+                    double *finish_ms)
+{
+    const proute *r;
+    if (!p || bucket >= p->nb || route >= p->b[bucket].nr)
+        return -1;
+    r = &p->r[p->b[bucket].r0 + route];
+    *start_ms = r->start_ms;
+    *finish_ms = r->finish_ms;
+    return 0;
+}
+
+int cpl_route_device_index(const cpl_plan *p, size_t bucket, size_t route, size_t d)
+{
+    const proute *r;
+    if (!p || bucket >= p->nb || route >= p->b[bucket].nr)
+        return -1;
+    r = &p->r[p->b[bucket].r0 + route];
+    return d < r->nd ? p->rdev[r->d0 + d] : -1;
+}
 
 /* The first plan tensor whose name is not among the model's, or -1. */
 static long first_extra(const cpl_plan *p, size_t ntensors, const char *const *names)

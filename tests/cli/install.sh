@@ -8,7 +8,9 @@
 #   4. the man page renders with groff -man -ww without a warning, and with
 #      man -l, naming every subcommand `coarse-plan --help` lists;
 #   5. make install DESTDIR=stage PREFIX=/usr stages under stage/usr, and make
-#      uninstall removes every file it installed.
+#      uninstall removes every file it installed;
+#   6. where Open MPI's mpicc is (the Makefile then builds coarse-run), make
+#      install also puts bin/coarse-run in place, and it runs.
 # Steps that need pkg-config, groff or man are skipped, with the reason
 # printed, when the tool is absent (.ci/run installs them).
 #
@@ -37,6 +39,15 @@ for f in $files; do
     [ -f "$pre/$f" ] || bad "installed $f"
 done
 [ -x "$pre/bin/coarse-plan" ] || bad "bin/coarse-plan is executable"
+
+# 6. coarse-run, installed beside coarse-plan when it was built
+if command -v "${MPICC:-mpicc}" >/dev/null 2>&1; then
+    if [ -x "$pre/bin/coarse-run" ] && "$pre/bin/coarse-run" --help >/dev/null 2>&1; then
+        ok "bin/coarse-run installed and runs"
+    else bad "bin/coarse-run installed and runs"; fi
+else
+    skip "bin/coarse-run: mpicc not installed, coarse-run not built"
+fi
 
 # 3a. the version --version prints (one definition: src/core/version.h)
 version=$("$pre/bin/coarse-plan" --version | sed -n 's/^coarse-plan \([0-9][0-9.]*\)$/\1/p')

@@ -58,6 +58,8 @@ trap 'rm -rf "$tmp"' EXIT
     echo "0 predict -m models/bert-large.json -t topologies/aws-p3dn.json --hosts 2 --frameworks"
     echo "0 predict -m models/bert-large.json -t topologies/dgx1-v100.json --activation-gb 12 --json"
     echo "0 collective -t topologies/aws-p3dn.json --hosts 2 --explain"
+    echo "0 collective -t topologies/hgx-h100.json --hosts 2 --nccl-tuner-conf @TMP@/tuner.conf"
+    echo "0 plan -m models/resnet50.json -t topologies/pcie-t4-cxl.json --hosts 2 -o @TMP@/h2.json"
     echo "0 predict -m models/resnet50.json -t topologies/dgx1-v100.json --gpus 4 --compute-ms 300"
     echo "0 info -t tests/data/good/topo/two-hosts.json --gpus 1"
     echo "2 predict -m models/resnet50.json -t topologies/dgx1-v100.json --gpus 9 --compute-ms 300"

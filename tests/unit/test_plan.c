@@ -177,6 +177,22 @@ static void round_trip(const cp_plan *p, const char *mpath, const char *tpath)
         fail_msg("%s: reloading the plan: %s: %s", mpath, e.where, e.msg);
     assert_int_equal(cpl_bucket_count(lp), (size_t)p->nb);
     assert_int_equal(cpl_tensor_count(lp), (size_t)p->model->ntensors);
+    if (p->fams.f[CP_FAM_PROXY_RING].available && cpl_route_count(lp) > 0) {
+        /* each GPU's proxy-ring device survives the trip; on the DGX-1 by
+         * hand: GPUs 2k and 2k+1 share PCIe switch swk with memk, so GPU g
+         * pushes to mem(g/2) (topologies/dgx1-v100-cxl.json, links) */
+        int g;
+        for (g = 0; g < p->topo->ngpus; g++) {
+            int h = cpl_ring_home(lp, g);
+            char want[16];
+            const char *name = p->topo->nodes[p->fams.f[CP_FAM_PROXY_RING].client_dev[g]].id;
+            if (h >= 0)
+                assert_string_equal(cpl_device_name(lp, (size_t)h), name);
+            snprintf(want, sizeof want, "mem%d", g / 2);
+            if (strcmp(p->topo->name, "dgx1-v100-cxl") == 0)
+                assert_string_equal(name, want);
+        }
+    }
     cpl_close(lp);
     drop_temp(path);
 }
@@ -342,6 +358,73 @@ static void test_loader_rejects_bad_files(void **state)
     }
 }
 
+/* The participants a runtime gives ranks to (coarse_plan.h): the proxies
+ * that some route names, in the plan's order, then the other devices in
+ * order of first mention.  By hand, for the plan below: mem0 and mem1 are
+ * proxies named by routes, mem2 is a proxy no route names (no rank), cpu1
+ * then cpu0 come from the ps route: [mem0, mem1, cpu1, cpu0].  GPUs 0, 1
+ * push to mem0 in proxy-ring, GPUs 2, 3 to mem1. */
+static void test_loader_participants(void **state)
+{
+    static const char head[] =
+        "{\"format\": \"coarse-plan/1\", \"model\": {\"name\": \"m\", \"tensors\": 1, "
+        "\"dtype\": \"fp16\"},\n\"topology\": {\"name\": \"t\", \"gpus\": 4, \"hosts\": %d},\n"
+        "\"proxies\": [{\"device\": \"mem0\", \"clients\": [\"gpu0\"], \"ring_clients\": [0, 1]},"
+        " {\"device\": \"mem1\", \"ring_clients\": [2, %s]}, {\"device\": \"mem2\"}],\n"
+        "\"buckets\": [{\"id\": 0, \"bytes\": 12, \"ready_ms\": 1,\n"
+        "\"tensors\": [{\"name\": \"w\", \"offset\": 0, \"bytes\": 12}],\n\"routes\": [\n"
+        "{\"order\": 0, \"kind\": \"ps\", \"algorithm\": \"ps\", \"devices\": [\"cpu1\", \"cpu0\"], "
+        "\"offset\": 0, \"bytes\": 4, \"shards\": 2},\n"
+        "{\"order\": 1, \"kind\": \"proxy-ring\", \"algorithm\": \"proxy-ring\", \"devices\": "
+        "[\"mem1\", \"mem0\"], \"offset\": 4, \"bytes\": 4, \"shards\": 1},\n"
+        "{\"order\": 2, \"kind\": \"proxy-bw\", \"algorithm\": \"proxy-bw\", \"devices\": "
+        "[\"mem0\"], \"offset\": 8, \"bytes\": 4, \"shards\": 1}]}]}\n";
+    const struct {
+        int hosts;
+        const char *last, *needle; /* NULL: loads */
+    } cases[] = {
+        {2, "3", NULL},
+        {2, "4", "ring_clients: expected GPU indices 0 to 3"},
+        {2, "1", "ring_clients: GPU 1 pushes to two devices"},
+        {3, "3", "4 GPUs do not divide among 3 hosts"},
+    };
+    static const char *const want[] = {"mem0", "mem1", "cpu1", "cpu0"};
+    size_t i, d;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[4096], *path;
+        cpl_plan *p = NULL;
+        cp_err e;
+        snprintf(text, sizeof text, head, cases[i].hosts, cases[i].last);
+        path = write_temp(text);
+        if (cases[i].needle) {
+            assert_int_equal(cp_planfile_load(path, &p, &e), CP_EINPUT);
+            if (!strstr(e.msg, cases[i].needle))
+                fail_msg("case %zu: '%s' lacks '%s'", i, e.msg, cases[i].needle);
+            drop_temp(path);
+            continue;
+        }
+        if (cp_planfile_load(path, &p, &e) != CP_OK)
+            fail_msg("%s", e.msg);
+        assert_int_equal(cpl_host_count(p), 2);
+        assert_string_equal(cpl_dtype(p), "fp16");
+        assert_int_equal(cpl_device_count(p), 4);
+        for (d = 0; d < 4; d++)
+            assert_string_equal(cpl_device_name(p, d), want[d]);
+        assert_null(cpl_device_name(p, 4));
+        assert_int_equal(cpl_route_device_index(p, 0, 0, 0), 2); /* cpu1 */
+        assert_int_equal(cpl_route_device_index(p, 0, 0, 1), 3); /* cpu0 */
+        assert_int_equal(cpl_route_device_index(p, 0, 1, 0), 1); /* mem1 */
+        assert_int_equal(cpl_route_device_index(p, 0, 1, 2), -1);
+        assert_int_equal(cpl_ring_home(p, 0), 0);
+        assert_int_equal(cpl_ring_home(p, 1), 0);
+        assert_int_equal(cpl_ring_home(p, 3), 1);
+        assert_int_equal(cpl_ring_home(p, 4), -1);
+        cpl_close(p);
+        drop_temp(path);
+    }
+}
+
 /* Load a pattern puts on resource r (0 when it does not touch it). */
 static double pattern_use(const cp_pattern *p, int r)
 {
@@ -449,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_loader_rejects_wrong_model),
         cmocka_unit_test(test_deadlock_check),
         cmocka_unit_test(test_loader_rejects_bad_files),
+        cmocka_unit_test(test_loader_participants),
         cmocka_unit_test(test_ps_footprint_symmetry),
         cmocka_unit_test(test_plan_accumulation),
     };
