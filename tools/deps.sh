@@ -2,7 +2,8 @@
 # deps.sh - install the Debian packages coarse-plan needs, only when missing.
 #
 # Usage: tools/deps.sh [--fuzz]
-#   (no flag)  build and test dependencies: GLPK, jansson, cmocka
+#   (no flag)  build and test dependencies: GLPK, jansson, cmocka, libexpat,
+#              libhwloc and hwloc's lstopo-no-graphics (tests/cli/hwloc.sh)
 #   --fuzz     also clang with libFuzzer (the fuzz smoke run in `make test`)
 #
 # A dependency counts as present when a C compiler can include its header, so
@@ -21,6 +22,9 @@ have_header() {
 have_header glpk.h || pkgs="$pkgs libglpk-dev"
 have_header jansson.h || pkgs="$pkgs libjansson-dev"
 have_header cmocka.h || pkgs="$pkgs libcmocka-dev"
+have_header expat.h || pkgs="$pkgs libexpat1-dev"
+have_header hwloc.h || pkgs="$pkgs libhwloc-dev"
+command -v lstopo-no-graphics >/dev/null 2>&1 || pkgs="$pkgs hwloc-nox"
 if [ "${1:-}" = "--fuzz" ]; then
     if ! command -v clang >/dev/null 2>&1; then
         pkgs="$pkgs clang"

@@ -1,9 +1,10 @@
 /*
- * xml.h - the small subset of XML that NCCL topology files use: nested
- * elements with attributes, comments, an optional <?xml ...?> declaration.
- * Text between elements is ignored (NCCL's files carry none that matters);
- * DTDs, CDATA and namespaces are refused as input errors.  Attribute values
- * have the five predefined entities decoded.
+ * xml.h - NCCL topology files as a tree of elements with attributes, read
+ * by libexpat (xml.c): comments, processing instructions, declared
+ * encodings and character references as expat handles them.  Text between
+ * elements is ignored (NCCL's files carry none that matters); DTDs and
+ * CDATA sections are refused as input errors.  Attribute values are
+ * decoded UTF-8.
  *
  * Every element remembers its line and column, so importers can report
  * "FILE:LINE:COL: what is wrong" like the JSON loaders.
