@@ -15,7 +15,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CFLAGS   ?=
 ALLCFLAGS = $(CSTD) $(OPT) -g $(WARN) -ffp-contract=off $(SAN) $(CFLAGS)
 CPPFLAGS += -Isrc -Iinclude
-LDLIBS   := -lglpk -ljansson -lexpat -lm
+LDLIBS   := -lglpk -ljansson -lexpat -lhwloc -lm
 
 SRC      := $(shell find src -name '*.c' ! -name main.c | LC_ALL=C sort)
 OBJ      := $(SRC:%.c=$(BUILD)/%.o)

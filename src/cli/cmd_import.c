@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/import_hwloc.h"
 #include "core/fileio.h"
 #include "import/hf_config.h"
 #include "import/nccl_topo.h"
@@ -51,6 +52,11 @@ static const char help[] =
     "\n"
     "Convert the matrix `nvidia-smi topo -m` prints; `coarse-plan import smi-topo\n"
     "--help` lists its options.\n"
+    "\n"
+    "       coarse-plan import hwloc FILE.xml|--this-machine [-o OUT.json] [--gpu GEN] ...\n"
+    "\n"
+    "Convert an `lstopo --of xml` file, or this machine, through libhwloc;\n"
+    "`coarse-plan import hwloc --help` lists its options.\n"
     "\n"
     "       coarse-plan import hf-config CONFIG.json [-o OUT.json] [--name NAME]\n"
     "                          [--seq-len L] [--batch B] [--dtype fp32|fp16|bf16]\n"
@@ -166,8 +172,8 @@ static int write_checked(const char *in, const char *out, json_t *root, int is_m
 /* A converted topology: copy the calibration block of `calib` when given,
  * then check and write it.  Every importer whose result is a topology ends
  * here. */
-static int finish_topology(const char *in, const char *out, json_t *root, const char *calib,
-                           cp_err *e)
+int cli_finish_topology(const char *in, const char *out, json_t *root, const char *calib,
+                        cp_err *e)
 {
     int rc = calib ? copy_calibration(calib, root, e) : CP_OK;
     return rc == CP_OK ? write_checked(in, out, root, 0, e) : rc;
@@ -208,7 +214,7 @@ static int convert(const char *in, const char *out, converter conv, const void *
         rc = conv(in, text, len, opts, &root, e);
     if (rc == CP_OK)
         rc = is_model ? write_checked(in, out, root, 1, e)
-                      : finish_topology(in, out, root, calib, e);
+                      : cli_finish_topology(in, out, root, calib, e);
     json_decref(root);
     free(text);
     return rc;
@@ -364,6 +370,8 @@ int cmd_import(int argc, char **argv)
         return import_smi(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "hf-config") == 0)
         return import_hf_config(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "hwloc") == 0) /* import_hwloc.c */
+        return cli_import_hwloc(argc - 1, argv + 1);
     cp_import_opts_default(&o);
     opterr = 0;
     optind = 1;
@@ -392,7 +400,7 @@ int cmd_import(int argc, char **argv)
                          argv[optind]); /* options came first */
     if (strcmp(argv[optind], "nccl-topo") != 0)
         return cli_usage("import", "unknown format '%s' (supported: nccl-topo, smi-topo, "
-                         "hf-config)", argv[optind]);
+                         "hf-config, hwloc)", argv[optind]);
     if (cp_same_file(out, argv[optind + 1]))
         return cli_usage("import", "-o %s would overwrite the input", out);
     cp_err_clear(&e);

@@ -36,6 +36,7 @@ typedef struct rd {
     size_t pos_off;   /* the last offset turned into a position ... */
     int pos_line, pos_col; /* ... and its line and column (where) */
     int failed;       /* a handler stopped the parser and filled e */
+    int flags;        /* CP_XML_* */
     cp_err *e;
 } rd;
 
@@ -190,7 +191,8 @@ static void XMLCALL on_end(void *u, const XML_Char *name)
 
 /* A DOCTYPE could declare entities (and so expand them without bound): it
  * is refused before its subset is read, as is CDATA, which NCCL never
- * writes. */
+ * writes.  CP_XML_EXTERNAL_DOCTYPE lets one without a subset through: expat
+ * reads no external DTD unless asked to. */
 static void XMLCALL on_doctype(void *u, const XML_Char *name, const XML_Char *sysid,
                                const XML_Char *pubid, int has_internal_subset)
 {
@@ -199,7 +201,8 @@ static void XMLCALL on_doctype(void *u, const XML_Char *name, const XML_Char *sy
     (void)name;
     (void)sysid;
     (void)pubid;
-    (void)has_internal_subset;
+    if ((r->flags & CP_XML_EXTERNAL_DOCTYPE) && !has_internal_subset)
+        return;
     /* expat is past the name: report at the "<!DOCTYPE" */
     while (off > 0 && r->s[off] != '<')
         off--;
@@ -330,6 +333,12 @@ static int run(rd *r)
 
 int cp_xml_parse(const char *path, const char *text, size_t len, cp_xml **root, cp_err *e)
 {
+    return cp_xml_parse_ex(path, text, len, 0, root, e);
+}
+
+int cp_xml_parse_ex(const char *path, const char *text, size_t len, int flags, cp_xml **root,
+                    cp_err *e)
+{
     rd r;
     int rc;
     memset(&r, 0, sizeof r);
@@ -338,6 +347,7 @@ int cp_xml_parse(const char *path, const char *text, size_t len, cp_xml **root, 
     r.n = len;
     r.pos_line = r.pos_col = 1;
     r.e = e;
+    r.flags = flags;
     *root = NULL;
     if (memchr(text, '\0', len))
         return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL, "the file contains a NUL byte");

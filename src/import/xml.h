@@ -39,6 +39,15 @@ typedef struct cp_xml {
  * goes to *root.  CP_EINPUT with the position of the first problem. */
 int cp_xml_parse(const char *path, const char *text, size_t len, cp_xml **root, cp_err *e);
 
+/* cp_xml_parse_ex flags. */
+#define CP_XML_EXTERNAL_DOCTYPE 1 /* accept a DOCTYPE naming an external DTD only, as
+                                   * hwloc writes (<!DOCTYPE topology SYSTEM "hwloc2.dtd">);
+                                   * the DTD is not read, an internal subset is refused */
+
+/* cp_xml_parse with flags (0: the same). */
+int cp_xml_parse_ex(const char *path, const char *text, size_t len, int flags, cp_xml **root,
+                    cp_err *e);
+
 void cp_xml_free(cp_xml *x);
 
 /* Attribute value, or NULL when absent. */
