@@ -118,6 +118,7 @@ unit: $(UNIT_BIN)
 cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/run.sh
 	@BIN=$(BIN) sh tests/cli/flows.sh
+	@BIN=$(BIN) sh tests/cli/hwloc.sh
 
 test-one: unit cli
 
@@ -179,7 +180,7 @@ HARD_FUZZ_CC       := clang
 HARD_FUZZ_DIR      := build/fuzz
 HARD_FUZZ_SAN      := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
                       -fno-omit-frame-pointer
-HARD_FUZZ_BIN      := $(patsubst %,$(HARD_FUZZ_DIR)/fuzz_%,model topo nccl plan ncclxml smi hf)
+HARD_FUZZ_BIN      := $(patsubst %,$(HARD_FUZZ_DIR)/fuzz_%,model topo nccl plan ncclxml smi hf hwloc)
 HARD_ASAN_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 HARD_ASAN_ENV      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 HARD_MUTATE        := build/robust/mutate

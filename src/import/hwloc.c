@@ -256,7 +256,7 @@ static int add_gpu(cp_hw *m, hwloc_obj_t pci, const char *parent, double hw_gbs)
         json_object_set_new(extra, "tflops_fp16", json_real(sxm ? g->sxm_fp16 : g->pcie_fp16));
         json_object_set_new(extra, "mem_gbs", json_real(sxm ? g->sxm_mem_gbs : g->pcie_mem_gbs));
         cp_hw_note(m, "GPU FLOP/s and memory bandwidth are the datasheet figures of the part's "
-                      "generation (SXM or PCIe by the model name)");
+                      "generation (SXM, unless a model name without SXM says PCIe)");
     }
     snprintf(id, sizeof id, "gpu%d", m->ngpu);
     m->gpu[m->ngpu].obj = pci;
@@ -460,8 +460,8 @@ static void note_numa(cp_hw *m)
         bytes += (double)numa->attr->numanode.local_memory;
         cpuless += hwloc_bitmap_iszero(numa->cpuset);
     }
-    snprintf(text, sizeof text, "%d NUMA node%s (%.1f GB of host memory) %s not devices here",
-             n, n == 1 ? "" : "s", bytes / 1e9, n == 1 ? "is" : "are");
+    snprintf(text, sizeof text, "%d NUMA node%s (%.1f GB of host memory) %s here",
+             n, n == 1 ? "" : "s", bytes / 1e9, n == 1 ? "is not a device" : "are not devices");
     cp_hw_note(m, text);
     if (cpuless)
         cp_hw_note(m, "NUMA nodes without CPUs (CXL or HBM memory the kernel onlined) are not "
