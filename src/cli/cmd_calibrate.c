@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "cost/calibrate.h"
@@ -36,11 +37,12 @@ static const char help[] =
     "      --launch-us US  fixed launch cost per kernel (default: the topology's, or\n"
     "                      5 us when it has no calibration block)\n"
     "      --json          the fit and the rows as JSON\n"
+    "      --quiet         no progress meter on a terminal's standard error\n"
     "\n"
     "The GPUs driven by one thread (nccl-tests -g) come from the table's header.\n"
     "Method and the shipped fits: docs/calibration.md.\n";
 
-enum { OPT_HOSTS = 256, OPT_OP, OPT_LAUNCH, OPT_JSON, OPT_GPUS };
+enum { OPT_HOSTS = 256, OPT_OP, OPT_LAUNCH, OPT_JSON, OPT_GPUS, OPT_QUIET };
 
 /* Default launch cost of one kernel when the topology has no calibration:
  * CUDA's documented launch overhead is a few microseconds; 5 us is the
@@ -62,6 +64,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"output", required_argument, NULL, 'o'},   {"op", required_argument, NULL, OPT_OP},
         {"algo", required_argument, NULL, 'a'},     {"launch-us", required_argument, NULL, OPT_LAUNCH},
         {"json", no_argument, NULL, OPT_JSON},      {"help", no_argument, NULL, 'h'},
+        {"quiet", no_argument, NULL, OPT_QUIET},
         {0, 0, 0, 0}};
     int c, k;
     memset(o, 0, sizeof *o);
@@ -104,6 +107,7 @@ static int parse_opts(int argc, char **argv, opts *o)
                                  optarg);
             break;
         case OPT_JSON: o->json = 1; break;
+        case OPT_QUIET: cli_meter_quiet(); break; /* the fit's meter */
         case ':': return cli_usage("calibrate", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage("calibrate", "unknown option '%s'", argv[optind - 1]);
         }
@@ -242,7 +246,12 @@ int cmd_calibrate(int argc, char **argv)
             t->calib.launch_us = o.launch;
         else if (!t->calib.given)
             t->calib.launch_us = DEFAULT_LAUNCH_US;
-        rc = cli_blame(cp_calibrate(t, &tab, o.op, o.alg, &fit, &e), &e, o.table);
+        cli_meter mt;
+        cp_progress pg;
+        cli_meter_start(&mt, "calibrate", 4);
+        pg = cli_meter_progress(&mt);
+        rc = cli_blame(cp_calibrate_progress(t, &tab, o.op, o.alg, &fit, &pg, &e), &e, o.table);
+        cli_meter_end(&mt);
     }
     if (rc == CP_OK && o.out)
         rc = write_topology(&o, &t->calib, &e);

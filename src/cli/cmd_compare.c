@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
@@ -45,10 +46,11 @@ static const char help[] =
     "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).  --accum-steps,\n"
     "--bucket-view, --framework, --offload, --fsdp-wrap, --fsdp-sharding,\n"
     "--comm-hook and --jitter are as for predict.\n"
-    "--svg also draws the speed-ups over ring as a grouped bar chart.\n";
+    "--svg also draws the speed-ups over ring as a grouped bar chart.  On a terminal\n"
+    "a progress meter goes to standard error; --quiet silences it.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE,
-       OPT_SVG, OPT_GPUS };
+       OPT_SVG, OPT_GPUS, OPT_QUIET };
 
 #define MAX_LIST 64
 
@@ -100,6 +102,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"svg", required_argument, NULL, OPT_SVG},
         {"memdev-gbs", required_argument, NULL, OPT_MGBS},
         {"memdev-reduce-gbs", required_argument, NULL, OPT_MRED},
+        {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
     static const cp_strategy dflt[] = {CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_PS, CP_S_PROXY,
                                        CP_S_COARSE};
@@ -117,6 +120,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 't': rc = add_list("-t", optarg, o->topos, &o->nt); break;
         case 'o': o->out = optarg; break;
         case OPT_SVG: o->svg = optarg; break;
+        case OPT_QUIET: cli_meter_quiet(); break;
         case 's':
             rc = add_list("-s", optarg, names, &nn);
             for (k = 0; rc == CP_OK && k < nn; k++)
@@ -272,6 +276,8 @@ static int run(const opts *o, cp_err *e)
     int maxcat = o->nm * o->nt * na * nb;
     char **cats = calloc((size_t)maxcat + 1, sizeof *cats);
     double *val = calloc((size_t)maxcat * CP_STRATEGIES + 1, sizeof *val);
+    cli_meter meter;
+    cli_meter_start(&meter, "compare", maxcat);
     if (!cats || !val)
         rc = cp_fail(e, CP_EINTERNAL, "out of memory");
     for (i = 0; i < o->nm && rc == CP_OK; i++)
@@ -309,10 +315,11 @@ static int run(const opts *o, cp_err *e)
                         rc = cli_blame(rows(o, m[i], edit, mg, mr, out.f,
                                             val + (size_t)ncat * o->ns, e),
                                        e, o->models[i]);
-                        ncat++;
+                        cli_meter_step(&meter, ++ncat);
                     }
                     cp_topo_free(edit);
                 }
+        cli_meter_end(&meter);
         if (rc == CP_OK && o->svg)
             rc = write_svg(o, cats, ncat, val, e);
         if (rc == CP_OK)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/summary.h"
 #include "core/fileio.h"
 #include "core/units.h"
@@ -48,11 +49,12 @@ static const char help[] =
     "                         on it would save per iteration (from the LP duals), and\n"
     "                         the bytes each route family carries\n"
     "      --dump-lp FILE     also write the LP in CPLEX LP format\n"
+    "      --quiet            no progress meter on a terminal's standard error\n"
     "\n"
     "The model: docs/planner.md.\n";
 
 enum { OPT_COMPUTE = 256, OPT_BUCKET, OPT_FIRST, OPT_SHARD, OPT_MODE, OPT_DTYPE, OPT_EXPLAIN,
-       OPT_DUMP };
+       OPT_DUMP, OPT_QUIET };
 
 typedef struct opts {
     const char *model, *topo, *out;
@@ -70,7 +72,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"min-shard-kb", required_argument, NULL, OPT_SHARD},
         {"mode", required_argument, NULL, OPT_MODE}, {"grad-dtype", required_argument, NULL, OPT_DTYPE},
         {"explain", no_argument, NULL, OPT_EXPLAIN}, {"dump-lp", required_argument, NULL, OPT_DUMP},
-        CLI_MODEL_LONGOPTS,
+        CLI_MODEL_LONGOPTS,                          {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
     int c, rc = CP_OK;
     memset(o, 0, sizeof *o);
@@ -98,6 +100,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_DTYPE: rc = cli_parse_dtype("plan", "--grad-dtype", optarg, &o->p.pred.grad_bytes); break;
         case OPT_EXPLAIN: o->explain = 1; break;
         case OPT_DUMP: o->p.dump_lp = optarg; break;
+        case OPT_QUIET: cli_meter_quiet(); break; /* the LP windows' meter */
         case ':': return cli_usage("plan", "option '%s' needs a value", argv[optind - 1]);
         default:
             if ((rc = cli_model_option("plan", c, optarg, &o->p.pred)) < 0)
@@ -213,13 +216,19 @@ static int run(const opts *o, cp_err *e)
     cp_topo *t = NULL;
     cp_predictor pr;
     cp_plan p;
+    cp_plan_opts po = o->p;
+    cli_meter mt;
     int rc, have_pr = 0, have_plan = 0;
     if ((rc = cp_model_load(o->model, &m, e)) || (rc = cp_topo_load(o->topo, &t, e)))
         goto done;
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o->p.pred, e), e, o->model)))
         goto done;
     have_pr = 1;
-    if ((rc = cp_plan_build(&pr, &o->p, &p, e)))
+    cli_meter_start(&mt, "plan: LP", 1);
+    po.progress = cli_meter_progress(&mt); /* buckets planned, window by window */
+    rc = cp_plan_build(&pr, &po, &p, e);
+    cli_meter_end(&mt);
+    if (rc)
         goto done;
     have_plan = 1;
     rc = write_plan(o, &p, e);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
@@ -126,13 +127,15 @@ static const char help[] =
     "                          one host up to all of them (or --gpus), then on 2, 4, ..\n"
     "                          hosts up to --hosts: iteration, speed-up over one GPU\n"
     "                          and scaling efficiency at the same per-GPU batch\n"
+    "      --quiet             no progress meter (drawn on a terminal's standard error\n"
+    "                          by --scaling and --sweep-bucket)\n"
     "\n"
     "The model and its assumptions: docs/model.md.\n";
 
 enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
        OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
        OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM, OPT_FRAMEWORKS, OPT_ACT, OPT_RECOMPUTE,
-       OPT_FLASH, OPT_ACT_DTYPE, OPT_TP };
+       OPT_FLASH, OPT_ACT_DTYPE, OPT_TP, OPT_QUIET };
 
 typedef struct opts {
     const char *model, *topo;
@@ -210,7 +213,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
         CLI_MODEL_LONGOPTS,
         {"what-if", no_argument, NULL, OPT_WHATIF},
-        {"scaling", no_argument, NULL, OPT_SCALING},
+        {"scaling", no_argument, NULL, OPT_SCALING},    {"quiet", no_argument, NULL, OPT_QUIET},
         {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
     int c, rc = CP_OK, bucket_given = 0;
     memset(o, 0, sizeof *o);
@@ -263,6 +266,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_SWEEP: rc = parse_sweep(optarg, o); break;
         case OPT_WHATIF: o->whatif = 1; break;
         case OPT_SCALING: o->scaling = 1; break;
+        case OPT_QUIET: cli_meter_quiet(); break; /* the meter of --scaling, --sweep-bucket */
         case ':': return cli_usage("predict", "option '%s' needs a value", argv[optind - 1]);
         default:
             if ((rc = cli_model_option("predict", c, optarg, &o->p)) < 0)
@@ -601,10 +605,13 @@ static int scaling(const opts *o, const cp_model *m, const cp_topo *t, FILE *out
     cp_strategy s = o->explicit_list ? o->list[0] : CP_S_AUTO;
     int G = o->gpus > 0 ? o->gpus : t->ngpus / t->nhosts, g, h, rc = CP_OK;
     double t1 = 0;
+    cli_meter mt;
     if (t->rep_hosts == 0 && t->nhosts > 1)
         return cp_fail_at(e, CP_EINPUT, o->topo, 0, 0, NULL,
                           "--scaling starts from one GPU of one host; this topology describes "
                           "%d hosts (give a one-host topology and --hosts N)", t->nhosts);
+    cli_meter_start(&mt, "predict --scaling",
+                    cli_meter_doubling(G) + cli_meter_doubling(o->hosts) - 1);
     if (o->csv)
         fprintf(out, "model,topology,strategy,gpus,hosts,gpus_per_host,iteration_ms,exposed_comm_ms,"
                "speedup,efficiency\n");
@@ -618,6 +625,7 @@ static int scaling(const opts *o, const cp_model *m, const cp_topo *t, FILE *out
             int n = g * h;
             char why[200] = "";
             rc = scaling_one(o, m, s, g, h, &ms, &ex, why, sizeof why, e);
+            cli_meter_step(&mt, mt.done + 1);
             if (rc)
                 break;
             if (n == 1)
@@ -640,6 +648,7 @@ static int scaling(const opts *o, const cp_model *m, const cp_topo *t, FILE *out
         if (h >= o->hosts)
             break;
     }
+    cli_meter_end(&mt);
     return rc;
 }
 
@@ -648,6 +657,7 @@ static int sweep(const opts *o, const cp_predictor *pr, FILE *out, cp_err *e)
 {
     double caps[64], best = -1, best_ms = 0;
     int n = 0, i, j, rc;
+    cli_meter mt;
     cp_strategy s = o->explicit_list ? o->list[0] : CP_S_AUTO;
     /* DDP's bucket_cap_mb; DeepSpeed's reduce_bucket_size, in MiB here */
     const char *knob = cp_framework_sharded(o->p.framework) ? "reduce_bucket_mb"
@@ -671,21 +681,25 @@ static int sweep(const opts *o, const cp_predictor *pr, FILE *out, cp_err *e)
     fprintf(out, "# bucket sweep: %s on %s (%d GPUs), strategy %s\n", pr->model->name,
            pr->topo->name, pr->topo->ngpus, cp_strategy_name(s));
     fprintf(out, "%16s %12s %11s\n", knob, "iteration_ms", "exposed_ms");
+    cli_meter_start(&mt, "predict --sweep-bucket", n);
     for (i = 0; i < n; i++) {
         cp_predict_opts po = o->p;
         cp_prediction p;
         po.bucket_mb = caps[i];
         rc = cp_predict_any(pr, s, &po, 0, 0, &p, e);
-        if (rc)
-            return rc;
-        if (!p.available)
-            return cp_fail(e, CP_EINPUT, "strategy %s: %s", cp_strategy_name(s), p.why_not);
+        cli_meter_step(&mt, i + 1);
+        if (rc || !p.available) {
+            cli_meter_end(&mt);
+            return rc ? rc : cp_fail(e, CP_EINPUT, "strategy %s: %s", cp_strategy_name(s),
+                                     p.why_not);
+        }
         fprintf(out, "%16g %12.3f %11.3f\n", caps[i], p.iteration_ms, p.exposed_ms);
         if (best < 0 || p.iteration_ms < best_ms - 1e-9) {
             best = caps[i];
             best_ms = p.iteration_ms;
         }
     }
+    cli_meter_end(&mt);
     fprintf(out, "best %s: %g (%.3f ms per iteration)\n", knob, best, best_ms);
     return CP_OK;
 }

@@ -543,6 +543,33 @@ static char *as_hwloc_reads(cp_hw *m, const cp_xml *root, const char *text, size
     return copy;
 }
 
+/* libhwloc 2.9 trusts that every object that is not I/O or Misc carries
+ * its four sets: a NUMANode without complete_nodeset makes
+ * hwloc_topology_load read a NULL bitmap and crash (found by fuzz_hwloc,
+ * tests/data/bad/hwloc/numa-without-complete-nodeset.xml).  Every lstopo
+ * file writes them, so their absence is refused here, at the element. */
+static int check_sets(const char *path, const cp_xml *x, cp_err *e)
+{
+    static const char *const sets[] = {"cpuset", "complete_cpuset", "nodeset",
+                                       "complete_nodeset"};
+    static const char *const io[] = {"Bridge", "PCIDev", "OSDev", "Misc"};
+    const char *type = cp_xml_attr(x, "type");
+    size_t k;
+    int i, rc, is_io = 0;
+    for (k = 0; type && k < sizeof io / sizeof io[0]; k++)
+        is_io |= strcmp(type, io[k]) == 0;
+    for (k = 0; strcmp(x->name, "object") == 0 && !is_io && k < sizeof sets / sizeof sets[0]; k++)
+        if (!cp_xml_attr(x, sets[k]))
+            return cp_fail_at(e, CP_EINPUT, path, x->line, x->col, NULL,
+                              "<object type=\"%.40s\">: no %s (hwloc needs cpuset, "
+                              "complete_cpuset, nodeset and complete_nodeset on every object "
+                              "that is not I/O)", type ? type : "", sets[k]);
+    for (i = 0; i < x->nkid; i++)
+        if ((rc = check_sets(path, x->kid[i], e)))
+            return rc;
+    return CP_OK;
+}
+
 int cp_import_hwloc(const char *path, const char *text, size_t len, const cp_hwloc_opts *o,
                     json_t **out, cp_err *e)
 {
@@ -556,6 +583,10 @@ int cp_import_hwloc(const char *path, const char *text, size_t len, const cp_hwl
     if (strcmp(root->name, "topology") != 0) {
         rc = cp_fail_at(e, CP_EINPUT, path, root->line, root->col, NULL,
                         "expected an hwloc topology (<topology>), found <%s>", root->name);
+        cp_xml_free(root);
+        return rc;
+    }
+    if ((rc = check_sets(path, root, e))) {
         cp_xml_free(root);
         return rc;
     }
