@@ -119,6 +119,7 @@ cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/run.sh
 	@BIN=$(BIN) sh tests/cli/flows.sh
 	@BIN=$(BIN) sh tests/cli/hwloc.sh
+	@BIN=$(BIN) sh tests/cli/progress.sh
 
 test-one: unit cli
 
