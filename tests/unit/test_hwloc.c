@@ -299,7 +299,12 @@ static void test_errors(void **state)
     static const char nccl[] = "<system version=\"1\">\n<cpu/>\n</system>\n";
     static const char cut[] = "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n"
                               "<object type=\"Machine\" cpuset=\"0x1";
-    static const char bogus[] = "<topology version=\"2.0\">\n<object type=\"Bogus\"/>\n</topology>\n";
+    static const char bogus[] = "<topology version=\"2.0\">\n<object type=\"Bogus\" cpuset=\"0x1\" "
+                                "complete_cpuset=\"0x1\" nodeset=\"0x1\" "
+                                "complete_nodeset=\"0x1\"/>\n</topology>\n";
+    static const char nosets[] = "<topology version=\"2.0\">\n<object type=\"Machine\">\n"
+                                 "<object type=\"NUMANode\" cpuset=\"0x1\"/>\n</object>\n"
+                                 "</topology>\n";
     static const char internal_dtd[] = "<!DOCTYPE topology [<!ENTITY a \"b\">]>\n<topology/>\n";
     cp_hwloc_opts o;
     json_t *t = NULL;
@@ -315,6 +320,10 @@ static void test_errors(void **state)
     assert_int_equal(cp_import_hwloc("b.xml", bogus, strlen(bogus), &o, &t, &e), CP_EINPUT);
     assert_non_null(strstr(e.msg, "libhwloc could not load"));
     assert_int_equal(e.line, 1);
+    /* the Machine lacks all four sets: refused at it (line 2) before libhwloc */
+    assert_int_equal(cp_import_hwloc("s.xml", nosets, strlen(nosets), &o, &t, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "no cpuset"));
+    assert_int_equal(e.line, 2);
     assert_int_equal(cp_import_hwloc("d.xml", internal_dtd, strlen(internal_dtd), &o, &t, &e),
                      CP_EINPUT);
     assert_non_null(strstr(e.msg, "DTDs"));
