@@ -55,7 +55,7 @@ static void draw(cli_meter *m, double now_s)
     if (rate > 0)
         format_s((double)(m->total - m->done) / rate, eta, sizeof eta);
     fprintf(stderr, "\r%s: %ld/%ld (%ld%%)  %.1f/s  ETA %s\033[K", m->what, m->done, m->total,
-            m->done * 100 / m->total, rate, eta);
+            m->total > 0 ? m->done * 100 / m->total : 0, rate, eta);
     fflush(stderr);
     m->drawn_s = now_s;
 }

@@ -191,27 +191,35 @@ static int fabric(cp_hw *m)
  * (docs/collectives.md, routes). */
 static void merge_boards(cp_hw *m)
 {
-    int sw0[CP_HW_MAX], sw[CP_HW_MAX];
-    int c, k, n0 = 0, boards = 0;
+    int first[CP_HW_MAX] = {0}; /* the first board's switch of each rank */
+    int c, k, n0 = 0, boards = 0, first_cpu = -1;
     for (k = 0; k < m->nnvsw; k++)
         m->nvsw_rep[k] = k;
     m->nvsw_boards = 1;
-    for (c = 0; c < m->ncpu; c++) {
-        int n = switches_of(m, c, boards ? sw : sw0);
+    for (c = 0; c < m->ncpu; c++) { /* boards, and the same count on each */
+        int n = 0;
+        for (k = 0; k < m->nnvsw; k++)
+            n += m->nvsw_cpu[k] == c;
         if (n == 0)
             continue;
-        if (boards == 0)
+        if (boards++ == 0) {
             n0 = n;
-        else if (n != n0)
+            first_cpu = c;
+        } else if (n != n0) {
             return; /* boards unlike: no trunk assumed, each switch its own node */
-        boards++;
+        }
     }
     if (boards < 2)
         return;
-    for (c = 0; c < m->ncpu; c++) {
-        int n = switches_of(m, c, sw);
-        for (k = 0; k < n; k++)
-            m->nvsw_rep[sw[k]] = sw0[k];
+    for (c = first_cpu; c < m->ncpu; c++) {
+        int rank = 0;
+        for (k = 0; k < m->nnvsw; k++) {
+            if (m->nvsw_cpu[k] != c)
+                continue;
+            if (c == first_cpu)
+                first[rank] = k;
+            m->nvsw_rep[k] = first[rank++];
+        }
     }
     m->nvsw_boards = boards;
     cp_hw_note(m, "NVSwitches under different sockets are on different boards, joined switch "
