@@ -309,6 +309,13 @@ static int fix_error(rd *r)
             return fail_off(r, off, "unterminated <?...?>", NULL);
         if (in_value(r, r->n))
             return fail_off(r, r->n, "unterminated attribute value", NULL);
+        if (rest > 1 && r->s[off] == '<' && is_name(r->s[off + 1])) { /* name the tag */
+            char name[64];
+            for (len = 1; off + len < r->n && len < 63 && is_name(r->s[off + len]); len++)
+                ;
+            snprintf(name, sizeof name, "%.*s", (int)len - 1, r->s + off + 1);
+            return fail_off(r, r->n, "unterminated start tag", name);
+        }
         return fail_off(r, r->n, "unterminated start tag", NULL);
     case XML_ERROR_INVALID_TOKEN:
         return invalid_token(r, off);
