@@ -236,11 +236,27 @@ static const char *gpu_model(hwloc_obj_t pci)
     return hwloc_obj_get_info_by_name(pci, "PCIDevice");
 }
 
+/* Device memory in bytes: CUDAGlobalMemorySize of its CUDA OS device,
+ * else OpenCLGlobalMemorySize; 0 when hwloc had neither backend. */
+static double gpu_memory_bytes(hwloc_obj_t pci)
+{
+    hwloc_obj_t os;
+    for (os = pci->io_first_child; os; os = os->next_sibling) {
+        double b = info_bytes(os, "CUDAGlobalMemorySize");
+        if (!(b > 0))
+            b = info_bytes(os, "OpenCLGlobalMemorySize");
+        if (b > 0)
+            return b;
+    }
+    return 0;
+}
+
 static int add_gpu(cp_hw *m, hwloc_obj_t pci, const char *parent, double hw_gbs)
 {
     const char *model = gpu_model(pci);
     const cp_hw_gen *g = NULL;
     json_t *extra = json_object();
+    double bytes;
     char id[32];
     int k, rc, sxm;
     for (k = 0; model && cp_hw_gens[k].name; k++)
@@ -258,6 +274,8 @@ static int add_gpu(cp_hw *m, hwloc_obj_t pci, const char *parent, double hw_gbs)
         cp_hw_note(m, "GPU FLOP/s and memory bandwidth are the datasheet figures of the part's "
                       "generation (SXM, unless a model name without SXM says PCIe)");
     }
+    if ((bytes = gpu_memory_bytes(pci)) > 0) /* what predict's model states must fit in */
+        json_object_set_new(extra, "capacity_gb", json_real(cp_round(bytes / 1e9, 9)));
     snprintf(id, sizeof id, "gpu%d", m->ngpu);
     m->gpu[m->ngpu].obj = pci;
     m->gpu[m->ngpu].gen = g;

@@ -193,6 +193,9 @@ static void test_power8(void **state)
     assert_true(fabs(gbs_at(t, "gpu0", "nvlink") - 80.0) < 1e-9);
     assert_true(fabs(gbs_at(t, "cpu0", "nvlink") - 80.0) < 1e-9); /* GPU0 and GPU1 */
     assert_non_null(strstr(note_of(t), "NVLinkBandwidth"));
+    assert_true(fabs(json_real_value(json_object_get(json_array_get(json_object_get(t, "nodes"),
+                                                                    2), "capacity_gb")) -
+                     17.071734784) < 1e-12); /* nodes: cpu0, cpu1, then gpu0 */
     assert_loads(t);
     json_decref(t);
 }
