@@ -3,7 +3,9 @@
 #
 # Usage: tools/deps.sh [--fuzz]
 #   (no flag)  build and test dependencies: GLPK, jansson, cmocka, libexpat,
-#              libhwloc and hwloc's lstopo-no-graphics (tests/cli/hwloc.sh)
+#              libhwloc and hwloc's lstopo-no-graphics (tests/cli/hwloc.sh);
+#              pkg-config, groff and man-db for the install test
+#              (tests/cli/install.sh)
 #   --fuzz     also clang with libFuzzer (the fuzz smoke run in `make test`)
 #
 # A dependency counts as present when a C compiler can include its header, so
@@ -25,6 +27,10 @@ have_header cmocka.h || pkgs="$pkgs libcmocka-dev"
 have_header expat.h || pkgs="$pkgs libexpat1-dev"
 have_header hwloc.h || pkgs="$pkgs libhwloc-dev"
 command -v lstopo-no-graphics >/dev/null 2>&1 || pkgs="$pkgs hwloc-nox"
+# the install test: a runtime built with pkg-config, the man page rendered
+command -v pkg-config >/dev/null 2>&1 || pkgs="$pkgs pkg-config"
+command -v groff >/dev/null 2>&1 || pkgs="$pkgs groff"
+command -v man >/dev/null 2>&1 || pkgs="$pkgs man-db"
 if [ "${1:-}" = "--fuzz" ]; then
     if ! command -v clang >/dev/null 2>&1; then
         pkgs="$pkgs clang"

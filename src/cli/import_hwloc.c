@@ -9,7 +9,6 @@
  * wants a GPU: it is written as it is, its note saying that no GPUs were
  * found, and every command that loads it refuses it with that reason.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +19,9 @@
 #include "import/hwloc.h"
 #include "out/jsonfmt.h"
 
-static const char help[] =
-    "usage: coarse-plan import hwloc FILE.xml [-o OUT.json] [--name NAME] [--gpu GEN]\n"
-    "                          [--nvlink-gbs X] [--net-gbs Z] [--net-latency-us W]\n"
-    "                          [--calibration TOPO]\n"
-    "       coarse-plan import hwloc --this-machine [same options]\n"
-    "\n"
+static const cli_usage_text usage = {
+    "usage: coarse-plan import hwloc FILE.xml [OPTIONS]\n"
+    "       coarse-plan import hwloc --this-machine [OPTIONS]\n",
     "Convert a machine as hwloc describes it (`lstopo --of xml` output, hwloc 2.x or\n"
     "3.x) into coarse-plan topology JSON through libhwloc: sockets, PCIe switches\n"
     "with their link speeds, GPUs (part from GPUModel), NICs, NVSwitches, CXL memory\n"
@@ -33,39 +29,16 @@ static const char help[] =
     "the file has one.  --this-machine reads the running machine instead.  What\n"
     "hwloc does not say is assumed and listed in the output's note (docs/import.md).\n"
     "A machine without GPUs gives its CPU/PCIe/NIC topology, which commands that\n"
-    "need a GPU refuse.\n"
-    "\n"
-    "  -o, --output FILE      where to write (\"-\": standard output, the default)\n"
-    "      --name NAME        topology name (default: the file's base name)\n"
-    "      --this-machine     read this machine through libhwloc instead of a file\n"
-    "      --gpu GEN          p100, v100, a100 or h100: the generation of GPUs the file\n"
-    "                         does not name (their NVLinks, FLOP/s, memory bandwidth)\n"
-    "      --nvlink-gbs X     GB/s per NVLink per direction (default: by generation)\n"
-    "      --net-gbs Z        NIC speed, GB/s (default 12.5; hwloc gives none)\n"
-    "      --net-latency-us W NIC-to-NIC latency (default 1.5)\n"
-    "      --calibration TOPO copy the calibration block of this topology JSON\n";
+    "need a GPU refuse.\n",
+    NULL};
 
-enum { OPT_NAME = 256, OPT_THIS, OPT_GPU, OPT_NVGBS, OPT_NETGBS, OPT_NETLAT, OPT_CALIB };
-
-/* One option into o (or *calib, *this_machine); CP_OK or a usage error. */
-static int option(int c, cp_hwloc_opts *o, const char **calib, int *this_machine)
+/* --gpu p100|v100|a100|h100 (value: cp_hwloc_opts.gpu, kept as the word). */
+static int parse_gpu(const char *cmd, char *arg, void *value)
 {
-    static const char cmd[] = "import hwloc";
-    switch (c) {
-    case OPT_NAME: o->base.name = optarg; return CP_OK;
-    case OPT_THIS: *this_machine = 1; return CP_OK;
-    case OPT_CALIB: *calib = optarg; return CP_OK;
-    case OPT_GPU:
-        if (!cp_hwloc_gpu_known(optarg))
-            return cli_usage(cmd, "--gpu: expected p100, v100, a100 or h100, got '%s'", optarg);
-        o->gpu = optarg;
-        return CP_OK;
-    case OPT_NVGBS: return cli_parse_positive(cmd, "--nvlink-gbs", optarg, 1e4, &o->nvlink_gbs);
-    case OPT_NETGBS: return cli_parse_positive(cmd, "--net-gbs", optarg, 1e4, &o->base.net_gbs);
-    case OPT_NETLAT:
-        return cli_parse_positive(cmd, "--net-latency-us", optarg, 1e5, &o->base.net_lat_us);
-    default: return cli_usage(cmd, "unknown option");
-    }
+    if (!cp_hwloc_gpu_known(arg))
+        return cli_usage(cmd, "--gpu: expected p100, v100, a100 or h100, got '%s'", arg);
+    *(const char **)value = arg;
+    return CP_OK;
 }
 
 /* A topology without GPUs: written as converted (the loader would refuse
@@ -105,41 +78,35 @@ static int run(const char *in, const char *out, const cp_hwloc_opts *o, const ch
 
 int cli_import_hwloc(int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"output", required_argument, NULL, 'o'},   {"name", required_argument, NULL, OPT_NAME},
-        {"this-machine", no_argument, NULL, OPT_THIS},
-        {"gpu", required_argument, NULL, OPT_GPU},
-        {"nvlink-gbs", required_argument, NULL, OPT_NVGBS},
-        {"net-gbs", required_argument, NULL, OPT_NETGBS},
-        {"net-latency-us", required_argument, NULL, OPT_NETLAT},
-        {"calibration", required_argument, NULL, OPT_CALIB},
-        {"help", no_argument, NULL, 'h'},           {0, 0, 0, 0}};
     static const char cmd[] = "import hwloc";
     const char *out = "-", *calib = NULL, *in;
     cp_hwloc_opts o;
     cp_err e;
-    int c, rc = CP_OK, this_machine = 0;
+    int first, rc, this_machine = 0;
+    const cli_option table[] = {
+        OPT_STRING('o', "output", "FILE", &out,
+                   "where to write (\"-\": standard output, the default)"),
+        OPT_STRING(0, "name", "NAME", &o.base.name, "topology name (default: the file's base name)"),
+        OPT_FLAG(0, "this-machine", &this_machine,
+                 "read this machine through libhwloc instead of a file"),
+        OPT_CALLBACK(0, "gpu", "GEN", &o.gpu, parse_gpu,
+                     "p100, v100, a100 or h100: the generation of GPUs the file does not name "
+                     "(their NVLinks, FLOP/s, memory bandwidth)"),
+        OPT_DOUBLE(0, "nvlink-gbs", "X", &o.nvlink_gbs, 1e4,
+                   "GB/s per NVLink per direction (default: by generation)"),
+        OPT_DOUBLE(0, "net-gbs", "Z", &o.base.net_gbs, 1e4,
+                   "NIC speed, GB/s (default 12.5; hwloc gives none)"),
+        OPT_DOUBLE(0, "net-latency-us", "W", &o.base.net_lat_us, 1e5,
+                   "NIC-to-NIC latency (default 1.5)"),
+        OPT_STRING(0, "calibration", "TOPO", &calib,
+                   "copy the calibration block of this topology JSON"),
+        OPT_END()};
     cp_hwloc_opts_default(&o);
-    opterr = 0;
-    optind = 1;
-    while (rc == CP_OK && (c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(help, stdout);
-            return CP_OK;
-        }
-        if (c == ':' || c == '?')
-            return cli_usage(cmd, c == ':' ? "option '%s' needs a value" : "unknown option '%s'",
-                             argv[optind - 1]);
-        if (c == 'o')
-            out = optarg;
-        else
-            rc = option(c, &o, &calib, &this_machine);
-    }
-    if (rc)
-        return rc;
-    if (optind + (this_machine ? 0 : 1) != argc)
+    if ((rc = cli_parse(cmd, &usage, table, argc, argv, &first)))
+        return rc == CLI_HELP ? CP_OK : rc;
+    if (first + (this_machine ? 0 : 1) != argc)
         return cli_usage(cmd, "expected: import hwloc FILE.xml, or import hwloc --this-machine");
-    in = this_machine ? NULL : argv[optind];
+    in = this_machine ? NULL : argv[first];
     if (in && cp_same_file(out, in))
         return cli_usage(cmd, "-o %s would overwrite the input", out);
     cp_err_clear(&e);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/progress.h"
+#include "core/err.h"
 #include "core/units.h"
 
 /* Redraws at most this often: fast enough to look live, rare enough that
@@ -24,6 +25,15 @@ static int quiet;
 void cli_meter_quiet(void)
 {
     quiet = 1;
+}
+
+int cli_quiet_option(const char *cmd, char *arg, void *value)
+{
+    (void)cmd;
+    (void)arg;
+    (void)value;
+    cli_meter_quiet();
+    return CP_OK;
 }
 
 void cli_meter_start(cli_meter *m, const char *what, long total)

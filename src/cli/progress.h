@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 
+#include "cli/opt.h"
 #include "core/progress.h"
 
 typedef struct cli_meter {
@@ -23,6 +24,11 @@ typedef struct cli_meter {
 
 /* --quiet: no meter for the rest of the process. */
 void cli_meter_quiet(void);
+
+/* --quiet in an option table (cli_meter_quiet() when given; takes no
+ * argument).  CLI_QUIET_OPTION(help) is its table line. */
+int cli_quiet_option(const char *cmd, char *arg, void *value);
+#define CLI_QUIET_OPTION(h) OPT_CALLBACK(0, "quiet", NULL, NULL, cli_quiet_option, h)
 
 /* Start a meter of `total` steps (at least 1). */
 void cli_meter_start(cli_meter *m, const char *what, long total);

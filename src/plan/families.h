@@ -64,6 +64,8 @@ typedef struct cp_families {
     cp_family f[CP_FAMS];
     int ngroups;
     int nmemdev;           /* memory devices that can reduce */
+    int gpu_mpi;           /* 1: the allreduce family is MPI's, staged through host
+                              memory (cp_families_use_mpi); 0: NCCL's */
 } cp_families;
 
 const char *cp_fam_name(cp_fam_kind k);
@@ -71,6 +73,20 @@ const char *cp_fam_name(cp_fam_kind k);
 /* Build every family for topology t with its collective model c. */
 int cp_families_build(const cp_topo *t, const cp_coll *c, cp_families *fs, cp_err *e);
 void cp_families_free(cp_families *fs);
+
+/* Make the allreduce family MPI AllReduce staged through host memory
+ * (gpu_mpi.c): its time from the collective model's cp_mpi, its footprint
+ * every GPU's PCIe path to its socket and back; unavailable with the
+ * reason when the machine has no host memory path.  Regroups.  CP_OK or
+ * CP_EINTERNAL. */
+int cp_families_use_mpi(cp_families *fs, cp_err *e);
+
+/* --gpu-collective: "nccl" -> 0, "mpi" -> 1 in *gpu_mpi; 0, or -1 for any
+ * other name. */
+int cp_gpu_collective_parse(const char *name, int *gpu_mpi);
+
+/* Recompute the sharing groups after a family changed. */
+void cp_families_regroup(cp_families *fs);
 
 /* Per-byte loads (CP_NRES entries) of the route that serves every GPU
  * through one device `dev` (push, sum, pull), and its hop latency; 0, or -1
