@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "cli/opt.h"
+#include "cli/usage.h"
 #include "core/err.h"
 #include "predict/predict.h"
 
@@ -28,9 +29,6 @@ int cmd_simulate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 
-/* Print "coarse-plan: error: <msg>" and a hint to stderr; returns 2. */
-int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* Print e when rc is not CP_OK; returns rc (the exit code). */
 int cli_report(int rc, const cp_err *e);
 
@@ -41,23 +39,9 @@ int cli_report(int rc, const cp_err *e);
  * names the topology; what remains is the model's).  Returns rc. */
 int cli_blame(int rc, cp_err *e, const char *path);
 
-/* The value checks behind the option kinds (opt.h), for callbacks too: each
- * stores and returns 0, or prints the usage error naming opt and returns 2.
- * A whole number in [1, max] (CLI_K_INT's message):
- *   "--gpus: expected a whole number from 1 to 256, got '0'" */
-int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, int *out);
-
-/* A number in (0, max] (CLI_K_DOUBLE's message). */
-int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double max,
-                       double *out);
-
 /* --hosts N (1 .. CP_MAX_HOSTS) and --gpus G (1 .. CLI_MAX_GPUS). */
 int cli_parse_hosts(const char *cmd, const char *arg, int *out);
 int cli_parse_gpus(const char *cmd, const char *arg, int *out);
-
-/* An element type option (--grad-dtype, --activation-dtype): fp32, fp16 or
- * bf16 as bytes per element; 0 or a usage error. */
-int cli_parse_dtype(const char *cmd, const char *opt, const char *arg, int *bytes);
 
 /* Option callbacks (opt.h CLI_K_CALLBACK) for the options below; value is
  * the cp_predict_opts field named.  CP_OK or a usage error (2). */

@@ -13,8 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
 #include "cli/opt.h"
+#include "cli/usage.h"
+#include "core/err.h"
 #include "core/units.h"
 
 /* getopt_long's code for table entry i when it has no short name: clear of

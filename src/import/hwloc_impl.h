@@ -1,7 +1,9 @@
 /*
  * hwloc_impl.h - what the two halves of the hwloc importer share
  * (hwloc.c: devices, PCIe, sockets, the driver; hwloc_nvlink.c: NVLinks
- * and NVSwitches).  Private to src/import/hwloc*.c.
+ * and NVSwitches).  Private to src/import/hwloc*.c.  It names the options
+ * by their tag rather than include import/hwloc.h: hwloc.c includes both
+ * (no include circle); a file that reads the options includes hwloc.h.
  */
 #ifndef CP_HWLOC_IMPL_H
 #define CP_HWLOC_IMPL_H
@@ -10,7 +12,6 @@
 #include <jansson.h>
 
 #include "core/err.h"
-#include "import/hwloc.h"
 
 /* Hop latencies, the conventions of the shipped topologies and the other
  * importers (docs/topologies.md): NVLink 0.7, PCIe 0.5, socket 0.3 us. */
@@ -44,7 +45,7 @@ typedef struct cp_hw_gpu {
 
 typedef struct cp_hw {
     hwloc_topology_t topo;
-    const cp_hwloc_opts *o;
+    const struct cp_hwloc_opts *o; /* hwloc.h (by its tag: hwloc.c includes this) */
     const char *path;        /* for messages */
     cp_err *e;
     json_t *nodes, *links;   /* what is written (owned until convert hands them over) */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "import/hwloc.h"
 #include "import/hwloc_impl.h"
 
 int cp_hw_add_nvswitch(cp_hw *m, hwloc_obj_t pci)
