@@ -15,7 +15,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CFLAGS   ?=
 ALLCFLAGS = $(CSTD) $(OPT) -g $(WARN) -ffp-contract=off $(SAN) $(CFLAGS)
 CPPFLAGS += -Isrc -Iinclude
-LDLIBS   := -lglpk -ljansson -lm
+LDLIBS   := -lglpk -ljansson -lexpat -lhwloc -lm
 
 SRC      := $(shell find src -name '*.c' ! -name main.c ! -path 'src/run/*' | LC_ALL=C sort)
 OBJ      := $(SRC:%.c=$(BUILD)/%.o)
@@ -148,6 +148,8 @@ unit: $(UNIT_BIN)
 cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/run.sh
 	@BIN=$(BIN) sh tests/cli/flows.sh
+	@BIN=$(BIN) sh tests/cli/hwloc.sh
+	@BIN=$(BIN) sh tests/cli/progress.sh
 	@BIN=$(BIN) sh tests/cli/clidoc.sh --check
 	@BIN=$(BIN) sh tests/cli/readme.sh
 
@@ -266,7 +268,7 @@ HARD_FUZZ_CC       := clang
 HARD_FUZZ_DIR      := build/fuzz
 HARD_FUZZ_SAN      := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
                       -fno-omit-frame-pointer
-HARD_FUZZ_BIN      := $(patsubst %,$(HARD_FUZZ_DIR)/fuzz_%,model topo nccl plan ncclxml smi hf)
+HARD_FUZZ_BIN      := $(patsubst %,$(HARD_FUZZ_DIR)/fuzz_%,model topo nccl plan ncclxml smi hf hwloc)
 HARD_ASAN_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 HARD_ASAN_ENV      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 HARD_MUTATE        := build/robust/mutate

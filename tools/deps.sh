@@ -2,10 +2,11 @@
 # deps.sh - install the Debian packages coarse-plan needs, only when missing.
 #
 # Usage: tools/deps.sh [--fuzz]
-#   (no flag)  build and test dependencies: GLPK, jansson, cmocka; Open MPI
-#              for coarse-run (mpicc and mpirun; Debian's MPI header is not
-#              on the default include path, so the probe is the compiler
-#              wrapper); pkg-config, groff and man-db for the install test
+#   (no flag)  build and test dependencies: GLPK, jansson, cmocka, libexpat,
+#              libhwloc and hwloc's lstopo-no-graphics (tests/cli/hwloc.sh);
+#              Open MPI for coarse-run (mpicc and mpirun; Debian's MPI header
+#              is not on the default include path, so the probe is the
+#              compiler wrapper); pkg-config, groff and man-db for the install test
 #              (tests/cli/install.sh)
 #   --fuzz     also clang with libFuzzer (the fuzz smoke run in `make test`)
 #
@@ -27,6 +28,9 @@ have_header jansson.h || pkgs="$pkgs libjansson-dev"
 have_header cmocka.h || pkgs="$pkgs libcmocka-dev"
 command -v mpicc >/dev/null 2>&1 || pkgs="$pkgs libopenmpi-dev"
 command -v mpirun >/dev/null 2>&1 || pkgs="$pkgs openmpi-bin"
+have_header expat.h || pkgs="$pkgs libexpat1-dev"
+have_header hwloc.h || pkgs="$pkgs libhwloc-dev"
+command -v lstopo-no-graphics >/dev/null 2>&1 || pkgs="$pkgs hwloc-nox"
 # the install test: a runtime built with pkg-config, the man page rendered
 command -v pkg-config >/dev/null 2>&1 || pkgs="$pkgs pkg-config"
 command -v groff >/dev/null 2>&1 || pkgs="$pkgs groff"

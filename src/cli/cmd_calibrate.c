@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "cost/calibrate.h"
@@ -86,6 +87,7 @@ static int parse_opts(int argc, char **argv, opts *o)
                      "fixed launch cost per kernel (default: the topology's, or 5 us when it "
                      "has no calibration block)"),
         OPT_FLAG(0, "json", &o->json, "the fit and the rows as JSON"),
+        CLI_QUIET_OPTION("no progress meter on a terminal's standard error"), /* the fit's */
         OPT_END()};
     int first, rc;
     memset(o, 0, sizeof *o);
@@ -232,7 +234,12 @@ int cmd_calibrate(int argc, char **argv)
             t->calib.launch_us = o.launch;
         else if (!t->calib.given)
             t->calib.launch_us = DEFAULT_LAUNCH_US;
-        rc = cli_blame(cp_calibrate(t, &tab, o.op, o.alg, &fit, &e), &e, o.table);
+        cli_meter mt;
+        cp_progress pg;
+        cli_meter_start(&mt, "calibrate", 4);
+        pg = cli_meter_progress(&mt);
+        rc = cli_blame(cp_calibrate_progress(t, &tab, o.op, o.alg, &fit, &pg, &e), &e, o.table);
+        cli_meter_end(&mt);
     }
     if (rc == CP_OK && o.out)
         rc = write_topology(&o, &t->calib, &e);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/compare_settings.h"
 #include "core/fileio.h"
 #include "core/units.h"
@@ -162,6 +163,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         OPT_CALLBACK(0, "setting", "NAME:BASE,S2..:TOPO,..", o, parse_setting,
                      "an experiment against its own baseline, instead of -t and -s "
                      "(repeatable)"),
+        CLI_QUIET_OPTION("no progress meter (drawn on a terminal's standard error)"),
         OPT_END()};
     int first, rc;
     memset(o, 0, sizeof *o);
@@ -292,6 +294,8 @@ static int run(const opts *o, cp_err *e)
     int maxcat = o->nm * o->nt * na * nb;
     char **cats = calloc((size_t)maxcat + 1, sizeof *cats);
     double *val = calloc((size_t)maxcat * CP_STRATEGIES + 1, sizeof *val);
+    cli_meter meter;
+    cli_meter_start(&meter, "compare", maxcat);
     if (!cats || !val)
         rc = cp_fail(e, CP_EINTERNAL, "out of memory");
     for (i = 0; i < o->nm && rc == CP_OK; i++)
@@ -329,10 +333,11 @@ static int run(const opts *o, cp_err *e)
                         rc = cli_blame(rows(o, m[i], edit, mg, mr, out.f,
                                             val + (size_t)ncat * o->ns, e),
                                        e, o->models[i]);
-                        ncat++;
+                        cli_meter_step(&meter, ++ncat);
                     }
                     cp_topo_free(edit);
                 }
+        cli_meter_end(&meter);
         if (rc == CP_OK && o->svg)
             rc = write_svg(o, cats, ncat, val, e);
         if (rc == CP_OK)

@@ -9,13 +9,14 @@
  *
  * Each kind declares its own option table (smi-topo and hf-config take
  * theirs after the kind word); they share the checking and writing
- * (write_checked) and the topologies share --calibration (finish_topology).
+ * (write_checked) and the topologies share --calibration (cli_finish_topology).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/import_hwloc.h"
 #include "core/fileio.h"
 #include "import/hf_config.h"
 #include "import/nccl_topo.h"
@@ -26,7 +27,8 @@
 static const cli_usage_text nccl_usage = {
     "usage: coarse-plan import nccl-topo FILE.xml [OPTIONS]\n"
     "       coarse-plan import smi-topo TOPO-M.txt [OPTIONS]\n"
-    "       coarse-plan import hf-config CONFIG.json [OPTIONS]\n",
+    "       coarse-plan import hf-config CONFIG.json [OPTIONS]\n"
+    "       coarse-plan import hwloc FILE.xml|--this-machine [OPTIONS]\n",
     "Convert NCCL's topology XML (an NCCL_TOPO_FILE hint or an NCCL_TOPO_DUMP_FILE\n"
     "dump) into coarse-plan topology JSON: CPUs, PCIe switches, GPUs, NICs and\n"
     "NVSwitches with their links.  What the file does not say is assumed and\n"
@@ -35,8 +37,9 @@ static const cli_usage_text nccl_usage = {
     "output).  The options of nccl-topo:\n",
     "`coarse-plan import smi-topo --help` lists the options of smi-topo (the\n"
     "matrix `nvidia-smi topo -m` prints), `coarse-plan import hf-config --help`\n"
-    "those of hf-config (a Hugging Face config.json).  Their options go after the\n"
-    "kind word.\n"};
+    "those of hf-config (a Hugging Face config.json), `coarse-plan import hwloc\n"
+    "--help` those of hwloc (an `lstopo --of xml` file, or this machine, through\n"
+    "libhwloc).  Their options go after the kind word.\n"};
 
 static const cli_usage_text smi_usage = {
     "usage: coarse-plan import smi-topo TOPO-M.txt [OPTIONS]\n",
@@ -130,8 +133,8 @@ static int write_checked(const char *in, const char *out, json_t *root, int is_m
 /* A converted topology: copy the calibration block of `calib` when given,
  * then check and write it.  Every importer whose result is a topology ends
  * here. */
-static int finish_topology(const char *in, const char *out, json_t *root, const char *calib,
-                           cp_err *e)
+int cli_finish_topology(const char *in, const char *out, json_t *root, const char *calib,
+                        cp_err *e)
 {
     int rc = calib ? copy_calibration(calib, root, e) : CP_OK;
     return rc == CP_OK ? write_checked(in, out, root, 0, e) : rc;
@@ -172,7 +175,7 @@ static int convert(const char *in, const char *out, converter conv, const void *
         rc = conv(in, text, len, opts, &root, e);
     if (rc == CP_OK)
         rc = is_model ? write_checked(in, out, root, 1, e)
-                      : finish_topology(in, out, root, calib, e);
+                      : cli_finish_topology(in, out, root, calib, e);
     json_decref(root);
     free(text);
     return rc;
@@ -321,6 +324,8 @@ int cmd_import(int argc, char **argv)
         return import_smi(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "hf-config") == 0)
         return import_hf_config(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "hwloc") == 0) /* import_hwloc.c */
+        return cli_import_hwloc(argc - 1, argv + 1);
     cp_import_opts_default(&o);
     if ((rc = cli_parse("import", &nccl_usage, table, argc, argv, &first)))
         return rc == CLI_HELP ? CP_OK : rc;
@@ -332,7 +337,7 @@ int cmd_import(int argc, char **argv)
                          argv[first]); /* options came first */
     if (strcmp(argv[first], "nccl-topo") != 0)
         return cli_usage("import", "unknown format '%s' (supported: nccl-topo, smi-topo, "
-                         "hf-config)", argv[first]);
+                         "hf-config, hwloc)", argv[first]);
     if (cp_same_file(out, argv[first + 1]))
         return cli_usage("import", "-o %s would overwrite the input", out);
     cp_err_clear(&e);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/summary.h"
 #include "core/fileio.h"
 #include "core/units.h"
@@ -83,6 +84,7 @@ static int parse_opts(int argc, char **argv, opts *o)
                      "host memory, as the COARSE paper ran it"),
         OPT_INT(0, "hosts", "N", &o->hosts, 1, CP_MAX_HOSTS,
                 "replicate a single-host topology N times over its NICs"),
+        CLI_QUIET_OPTION("no progress meter on a terminal's standard error"), /* the LP's */
         OPT_END()};
     int first, rc;
     memset(o, 0, sizeof *o);
@@ -196,13 +198,19 @@ static int run(const opts *o, cp_err *e)
     cp_topo *t = NULL;
     cp_predictor pr;
     cp_plan p;
+    cp_plan_opts po = o->p;
+    cli_meter mt;
     int rc, have_pr = 0, have_plan = 0;
     if ((rc = cp_model_load(o->model, &m, e)) || (rc = cp_topo_load_machine(o->topo, 0, o->hosts, &t, e)))
         goto done;
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o->p.pred, e), e, o->model)))
         goto done;
     have_pr = 1;
-    if ((rc = cp_plan_build(&pr, &o->p, &p, e)))
+    cli_meter_start(&mt, "plan: LP", 1);
+    po.progress = cli_meter_progress(&mt); /* buckets planned, window by window */
+    rc = cp_plan_build(&pr, &po, &p, e);
+    cli_meter_end(&mt);
+    if (rc)
         goto done;
     have_plan = 1;
     rc = write_plan(o, &p, e);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
@@ -134,7 +135,7 @@ static int check_combinations(opts *o)
 
 /* The option table, parsed into o, then what does not combine; CP_OK,
  * CLI_HELP or a usage error.  Over 80 lines because it is the table: one
- * declaration per option with its help beside it (44 of them), which reads
+ * declaration per option with its help beside it (45 of them), which reads
  * best whole. */
 static int parse_opts(int argc, char **argv, opts *o)
 {
@@ -222,6 +223,8 @@ static int parse_opts(int argc, char **argv, opts *o)
                  "the first strategy (default auto) on 1, 2, 4, .. GPUs of one host up to all "
                  "of them (or --gpus), then on 2, 4, .. hosts up to --hosts: iteration, "
                  "speed-up over one GPU and scaling efficiency at the same per-GPU batch"),
+        CLI_QUIET_OPTION("no progress meter (drawn on a terminal's standard error by --scaling "
+                         "and --sweep-bucket)"),
         OPT_END()};
     int first, rc;
     memset(o, 0, sizeof *o);
@@ -521,10 +524,13 @@ static int scaling(const opts *o, const cp_model *m, const cp_topo *t, FILE *out
     cp_strategy s = o->explicit_list ? o->list[0] : CP_S_AUTO;
     int G = o->gpus > 0 ? o->gpus : t->ngpus / t->nhosts, g, h, rc = CP_OK;
     double t1 = 0;
+    cli_meter mt;
     if (t->rep_hosts == 0 && t->nhosts > 1)
         return cp_fail_at(e, CP_EINPUT, o->topo, 0, 0, NULL,
                           "--scaling starts from one GPU of one host; this topology describes "
                           "%d hosts (give a one-host topology and --hosts N)", t->nhosts);
+    cli_meter_start(&mt, "predict --scaling",
+                    cli_meter_doubling(G) + cli_meter_doubling(o->hosts) - 1);
     if (o->csv)
         fprintf(out, "model,topology,strategy,gpus,hosts,gpus_per_host,iteration_ms,exposed_comm_ms,"
                "speedup,efficiency\n");
@@ -538,6 +544,7 @@ static int scaling(const opts *o, const cp_model *m, const cp_topo *t, FILE *out
             int n = g * h;
             char why[200] = "";
             rc = scaling_one(o, m, s, g, h, &ms, &ex, why, sizeof why, e);
+            cli_meter_step(&mt, mt.done + 1);
             if (rc)
                 break;
             if (n == 1)
@@ -560,6 +567,7 @@ static int scaling(const opts *o, const cp_model *m, const cp_topo *t, FILE *out
         if (h >= o->hosts)
             break;
     }
+    cli_meter_end(&mt);
     return rc;
 }
 
@@ -568,6 +576,7 @@ static int sweep(const opts *o, const cp_predictor *pr, FILE *out, cp_err *e)
 {
     double caps[64], best = -1, best_ms = 0;
     int n = 0, i, j, rc;
+    cli_meter mt;
     cp_strategy s = o->explicit_list ? o->list[0] : CP_S_AUTO;
     /* DDP's bucket_cap_mb; DeepSpeed's reduce_bucket_size, in MiB here */
     const char *knob = cp_framework_sharded(o->p.framework) ? "reduce_bucket_mb"
@@ -591,21 +600,25 @@ static int sweep(const opts *o, const cp_predictor *pr, FILE *out, cp_err *e)
     fprintf(out, "# bucket sweep: %s on %s (%d GPUs), strategy %s\n", pr->model->name,
            pr->topo->name, pr->topo->ngpus, cp_strategy_name(s));
     fprintf(out, "%16s %12s %11s\n", knob, "iteration_ms", "exposed_ms");
+    cli_meter_start(&mt, "predict --sweep-bucket", n);
     for (i = 0; i < n; i++) {
         cp_predict_opts po = o->p;
         cp_prediction p;
         po.bucket_mb = caps[i];
         rc = cp_predict_any(pr, s, &po, 0, 0, &p, e);
-        if (rc)
-            return rc;
-        if (!p.available)
-            return cp_fail(e, CP_EINPUT, "strategy %s: %s", cp_strategy_name(s), p.why_not);
+        cli_meter_step(&mt, i + 1);
+        if (rc || !p.available) {
+            cli_meter_end(&mt);
+            return rc ? rc : cp_fail(e, CP_EINPUT, "strategy %s: %s", cp_strategy_name(s),
+                                     p.why_not);
+        }
         fprintf(out, "%16g %12.3f %11.3f\n", caps[i], p.iteration_ms, p.exposed_ms);
         if (best < 0 || p.iteration_ms < best_ms - 1e-9) {
             best = caps[i];
             best_ms = p.iteration_ms;
         }
     }
+    cli_meter_end(&mt);
     fprintf(out, "best %s: %g (%.3f ms per iteration)\n", knob, best, best_ms);
     return CP_OK;
 }

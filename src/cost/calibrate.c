@@ -256,6 +256,15 @@ static int round_fit(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_col
 int cp_calibrate(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, int alg, cp_fit *f,
                  cp_err *e)
 {
+    return cp_calibrate_progress(t, tab, op, alg, f, NULL, e);
+}
+
+/* Steps told to the progress callback: 3 fitting rounds, then the rows. */
+#define CALIB_ROUNDS 3
+
+int cp_calibrate_progress(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, int alg,
+                          cp_fit *f, const cp_progress *progress, cp_err *e)
+{
     int *lat = malloc((size_t)tab->nrows * sizeof *lat), nlat, bw_lo, round, i, rc = CP_OK;
     cp_coll c;
     memset(f, 0, sizeof *f);
@@ -269,9 +278,10 @@ int cp_calibrate(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, int alg, c
     }
     f->nlat_rows = nlat;
     f->nbw_rows = tab->nrows - bw_lo;
-    for (round = 0; round < 3 && rc == CP_OK; round++) {
+    for (round = 0; round < CALIB_ROUNDS && rc == CP_OK; round++) {
         cp_calib before = t->calib;
         rc = round_fit(t, tab, op, f->alg, lat, nlat, bw_lo, f, e);
+        cp_progress_report(progress, round + 1, CALIB_ROUNDS + 1);
         if (round == 0 && rc == CP_OK) {
             f->bw_eff_before = before.kind[f->bw_kind].bw_eff;
             f->step_before = before.kind[f->lat_kind].step_us;
@@ -299,5 +309,6 @@ int cp_calibrate(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, int alg, c
     for (i = 0; i < tab->nrows; i++)
         f->pred_us[i] = cp_coll_time_proto_us(&c, op, f->alg, tab->rows[i].bytes, &f->proto[i]);
     cp_coll_free(&c);
+    cp_progress_report(progress, CALIB_ROUNDS + 1, CALIB_ROUNDS + 1);
     return CP_OK;
 }

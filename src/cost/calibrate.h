@@ -16,6 +16,7 @@
 #ifndef CP_CALIBRATE_H
 #define CP_CALIBRATE_H
 
+#include "core/progress.h"
 #include "cost/collective.h"
 #include "load/nccltests.h"
 
@@ -40,6 +41,11 @@ typedef struct cp_fit {
  * negative).  CP_EINPUT when the table cannot constrain the model. */
 int cp_calibrate(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, int alg, cp_fit *fit,
                  cp_err *e);
+
+/* cp_calibrate, telling `progress` (may be NULL) each of its steps done:
+ * the three fitting rounds and the predictions of the table's rows. */
+int cp_calibrate_progress(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, int alg,
+                          cp_fit *fit, const cp_progress *progress, cp_err *e);
 
 void cp_fit_free(cp_fit *f);
 

@@ -1,9 +1,10 @@
 /*
- * xml.h - the small subset of XML that NCCL topology files use: nested
- * elements with attributes, comments, an optional <?xml ...?> declaration.
- * Text between elements is ignored (NCCL's files carry none that matters);
- * DTDs, CDATA and namespaces are refused as input errors.  Attribute values
- * have the five predefined entities decoded.
+ * xml.h - NCCL topology files as a tree of elements with attributes, read
+ * by libexpat (xml.c): comments, processing instructions, declared
+ * encodings and character references as expat handles them.  Text between
+ * elements is ignored (NCCL's files carry none that matters); DTDs and
+ * CDATA sections are refused as input errors.  Attribute values are
+ * decoded UTF-8.
  *
  * Every element remembers its line and column, so importers can report
  * "FILE:LINE:COL: what is wrong" like the JSON loaders.
@@ -37,6 +38,15 @@ typedef struct cp_xml {
 /* Parse text (NUL-terminated, len bytes) read from `path`; the root element
  * goes to *root.  CP_EINPUT with the position of the first problem. */
 int cp_xml_parse(const char *path, const char *text, size_t len, cp_xml **root, cp_err *e);
+
+/* cp_xml_parse_ex flags. */
+#define CP_XML_EXTERNAL_DOCTYPE 1 /* accept a DOCTYPE naming an external DTD only, as
+                                   * hwloc writes (<!DOCTYPE topology SYSTEM "hwloc2.dtd">);
+                                   * the DTD is not read, an internal subset is refused */
+
+/* cp_xml_parse with flags (0: the same). */
+int cp_xml_parse_ex(const char *path, const char *text, size_t len, int flags, cp_xml **root,
+                    cp_err *e);
 
 void cp_xml_free(cp_xml *x);
 

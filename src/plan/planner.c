@@ -581,6 +581,7 @@ static int solve(cp_plan *p, cp_err *e)
         int b1 = p->nb - b0 <= LP_WINDOW * 3 / 2 ? p->nb : b0 + LP_WINDOW;
         rc = solve_window(p, b0, b1, init, b1 == p->nb, e);
         b0 = b1;
+        cp_progress_report(&p->opts.progress, b0, p->nb); /* buckets planned of all */
     }
     if (rc == LP_GAVE_UP) {
         one_family(p);
@@ -588,6 +589,7 @@ static int solve(cp_plan *p, cp_err *e)
         rc = CP_OK;
     }
     p->lp_seconds = cp_now_s() - t0;
+    p->opts.progress.fn = NULL; /* its context lives no longer than cp_plan_build */
     return rc;
 }
 

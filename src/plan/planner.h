@@ -32,6 +32,7 @@
 #ifndef CP_PLANNER_H
 #define CP_PLANNER_H
 
+#include "core/progress.h"
 #include "plan/families.h"
 #include "predict/predict.h"
 
@@ -47,6 +48,8 @@ typedef struct cp_plan_opts {
     int gpu_mpi;            /* GPU-side family: 1 MPI AllReduce staged through host
                                memory (--gpu-collective mpi), 0 NCCL's (default) */
     const char *dump_lp;    /* write the LP here (CPLEX LP format), or NULL */
+    cp_progress progress;   /* told the LP windows solved of all (core/progress.h);
+                             * fn NULL (the default): nothing told */
 } cp_plan_opts;
 
 void cp_plan_opts_default(cp_plan_opts *o);

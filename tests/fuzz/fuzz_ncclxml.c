@@ -1,6 +1,7 @@
 /*
  * fuzz_ncclxml.c - libFuzzer target: NCCL topology XML (cp_import_nccl_topo,
- * on top of the XML subset reader), as `coarse-plan import` reads it.
+ * on top of libexpat and src/import/xml.c's handlers and error positions),
+ * as `coarse-plan import` reads it.
  *
  * The importer promises a topology JSON object; `import` then validates it
  * through the topology loader, as this target does (fuzz_import.h), and

@@ -21,6 +21,8 @@
 #   good/ncclxml/*             import nccl-topo FILE                   -> 0
 #   bad/smi/*                  import smi-topo FILE --gpu v100         -> 2
 #   good/smi/*                 import smi-topo FILE --gpu v100         -> 0
+#   bad/hwloc/*                import hwloc FILE --gpu a100            -> 2
+#   good/hwloc/*               import hwloc FILE --gpu a100            -> 0
 #   bad/hf/*                   import hf-config FILE                   -> 2
 #   good/hf/*                  import hf-config FILE                   -> 0
 #   good/plan/*                check FILE                              -> 0
@@ -119,6 +121,13 @@ done
 for f in tests/data/good/smi/*; do
     [ -f "$f" ] && expect 0 import smi-topo "$f" --gpu v100
 done
+# --gpu a100 gives an NVSwitch fabric a rate, so that the errors are the file's own
+for f in tests/data/bad/hwloc/*; do
+    [ -f "$f" ] && expect 2 import hwloc "$f" --gpu a100
+done
+for f in tests/data/good/hwloc/*; do
+    [ -f "$f" ] && expect 0 import hwloc "$f" --gpu a100
+done
 for f in tests/data/bad/hf/*; do
     [ -f "$f" ] && expect 2 import hf-config "$f"
 done
@@ -136,6 +145,7 @@ for f in tests/data/pending/*/*; do
     */ncclxml/*) set -- import nccl-topo "$f" ;;
     */smi/*) set -- import smi-topo "$f" --gpu v100 ;;
     */hf/*) set -- import hf-config "$f" ;;
+    */hwloc/*) set -- import hwloc "$f" --gpu a100 ;;
     *) set -- check "$f" ;;
     esac
     timeout "${PENDING_TIMEOUT:-3}" "$BIN" "$@" >/dev/null 2>"$tmp/err"

@@ -80,6 +80,11 @@ trap 'rm -rf "$tmp"' EXIT
     echo "0 import smi-topo tests/data/good/smi/a100-4gpu-nv12-nics.txt --gpu a100 -o @TMP@/smi.json"
     echo "0 info -t @TMP@/smi.json"
     echo "0 import smi-topo tests/data/good/smi/pcie-6gpu-pix-pxb-node-sys.txt"
+    echo "0 import hwloc tests/data/good/hwloc/hgx-two-gpus-nvswitch-cxl.xml --gpu a100 -o @TMP@/hw.json"
+    echo "0 info -t @TMP@/hw.json"
+    echo "0 import hwloc --this-machine -o @TMP@/this.json"
+    echo "2 import hwloc tests/data/bad/hwloc/numa-without-complete-nodeset.xml"
+    echo "2 import nccl-topo tests/data/bad/ncclxml/mismatched-end-tag.xml"
     if [ -f ../shared/data/topologies/dgx1_nvidia-smi-topo-m_msccl-tools.txt ]; then
         echo "0 import smi-topo ../shared/data/topologies/dgx1_nvidia-smi-topo-m_msccl-tools.txt --gpu v100 --calibration topologies/dgx1-v100.json -o @TMP@/smi-dgx1.json"
         echo "0 collective -t @TMP@/smi-dgx1.json"

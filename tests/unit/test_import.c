@@ -1,5 +1,5 @@
 /*
- * test_import.c - the XML reader and the NCCL topology importer, on small
+ * test_import.c - the XML reader (libexpat) and the NCCL topology importer, on small
  * hand-written files (expected values derived beside each assertion) and on
  * the reference dumps when they are present.
  */
@@ -29,6 +29,23 @@ static void test_xml_basics(void **state)
     cp_xml_free(root);
 }
 
+/* What expat adds over the replaced reader: character references and a
+ * declared Latin-1 encoding, both decoded to UTF-8 ("&#65;" is 'A'; Latin-1
+ * 0xE9 is U+00E9, UTF-8 0xC3 0xA9). */
+static void test_xml_expat(void **state)
+{
+    const char *text = "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n"
+                       "<a x='&#65;&#x42;' y='caf\xe9'/>\n";
+    cp_xml *root;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_xml_parse("t.xml", text, strlen(text), &root, &e), CP_OK);
+    assert_string_equal(cp_xml_attr(root, "x"), "AB");
+    assert_string_equal(cp_xml_attr(root, "y"), "caf\xc3\xa9");
+    assert_int_equal(root->line, 2); /* the element starts line 2 */
+    cp_xml_free(root);
+}
+
 static void expect_xml_error(const char *text, const char *needle, int line)
 {
     cp_xml *root;
@@ -51,6 +68,10 @@ static void test_xml_errors(void **state)
     expect_xml_error("<!DOCTYPE a><a/>", "DTDs", 1);
     expect_xml_error("", "no element", 1);
     expect_xml_error("<cpu numaid=\"0\"\n numaid=\"1\"/>", "repeated attribute", 2);
+    /* a DOCTYPE is refused before its entities are read: no expansion */
+    expect_xml_error("<!DOCTYPE a [<!ENTITY x \"y\">]>\n<a v='&x;'/>", "DTDs", 1);
+    expect_xml_error("<a>\n<![CDATA[x]]></a>", "CDATA", 2);
+    expect_xml_error("<a>\n<b x='1'>\n", "missing end tag for: b", 3); /* at the end */
 }
 
 /* Two Intel Skylake sockets (modelid 85: NCCL charges 10 GB/s), a Gen4 x16
@@ -335,7 +356,7 @@ static void test_hint_fabric_h100(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_xml_basics),    cmocka_unit_test(test_xml_errors),
+        cmocka_unit_test(test_xml_basics),    cmocka_unit_test(test_xml_expat),    cmocka_unit_test(test_xml_errors),
         cmocka_unit_test(test_import_small),  cmocka_unit_test(test_virtual_bridge),
         cmocka_unit_test(test_import_errors),
         cmocka_unit_test(test_import_bad_numbers), cmocka_unit_test(test_reference_dump),
