@@ -1,0 +1,224 @@
+/*
+ * test_pool.c - collectives through a CXL pool (src/cost/pool.c), worked by
+ * hand on two small pods (docs/pool.md, eq. PL1-PL6):
+ *
+ *   tests/data/good/topo/pool-2host-1dev.json: 2 hosts, one GPU each, GPU
+ *   to CPU PCIe 40 GB/s, CPU to switch 30, switch to the one device 25,
+ *   device read 20 / write 10 / combined 24 GB/s, access 0.5 us, every hop
+ *   1 us; uncalibrated: launch 0, copy engines at the GPU's link (40),
+ *   4 MiB chunks, chunk cost = launch + doorbell.  Route GPU -> device:
+ *   3 hops, 3 us; doorbell 3 x 3 + 2 x 0.5 = 10 us = chunk_us.
+ *
+ *   tests/data/good/topo/pool-3host-2dev.json: 3 hosts, one switch, two
+ *   devices (read 24, write 10, no combined cap), same links; calibrated:
+ *   launch 5 us, copy engines 16 GB/s, 1 MiB chunks of 4 us; doorbell 10.
+ */
+#include "testutil.h"
+
+#include "cost/pool.h"
+#include "load/load.h"
+
+#define MiB 1048576.0
+
+static cp_topo *load(const char *path, int hosts)
+{
+    cp_topo *t = NULL;
+    cp_err e;
+    cp_err_clear(&e);
+    assert_int_equal(cp_topo_load_hosts(path, hosts, &t, &e), CP_OK);
+    return t;
+}
+
+static void test_two_hosts_one_device(void **state)
+{
+    cp_topo *t = load("tests/data/good/topo/pool-2host-1dev.json", 1);
+    cp_pool p;
+    cp_pool_why w;
+    cp_err e;
+    double us;
+    (void)state;
+    assert_int_equal(cp_pool_build(t, &p, &e), CP_OK);
+    assert_int_equal(p.nranks, 2);
+    assert_int_equal(p.ndev, 1);
+    assert_near(p.path_lat_us, 3, 1e-12);   /* pcie 1 + port 1 + switch port 1 */
+    assert_near(p.doorbell_us, 10, 1e-12);  /* 3 x 3 + 2 x 0.5 */
+    assert_near(p.chunk_us, 10, 1e-12);     /* launch 0 + doorbell */
+    assert_near(p.copy_gbs[0], 40, 1e-12);  /* the GPU's PCIe link */
+
+    /* AllGather of S = 8 MiB: each rank publishes S/2 and pulls S/2 (one
+     * 4 MiB chunk each way): copy engines 4 MiB / 40e3 + 10 = 114.8576 us;
+     * the switch port carries both writes, 8 MiB / 25e3 = 335.54432; the
+     * device absorbs S = 8 MiB at 10 GB/s = 838.8608 (reads 419.43,
+     * combined 16 MiB / 24e3 = 699.05): the device binds.  Fill: one 4 MiB
+     * chunk at 40 GB/s + doorbell = 114.8576.  T = 953.7184 us. */
+    us = cp_pool_time_us(&p, CP_XOP_ALLGATHER, 8 * MiB, &w);
+    assert_near(us, 953.7184, 1e-6);
+    assert_int_equal(w.bind, CP_PRES_DEVICE);
+    assert_near(w.res_us[CP_PRES_COPY_READ], 114.8576, 1e-6);
+    assert_near(w.res_us[CP_PRES_LINK], 335.54432, 1e-6);
+    assert_string_equal(cp_pool_arc_role(t, w.res_where[CP_PRES_LINK]), "switch port");
+
+    /* Near-memory reduction (the same pod with a 5 GB/s summing device):
+     * AllReduce of S = 8 MiB, each rank publishes S and pulls the sum S
+     * (two chunks each way).  The device reads the old partial sum for
+     * each written byte: reads 2S + 2S = 32 MiB, writes 16 MiB, combined
+     * 48 MiB / 24e3 = 2097.152 us; summing 16 MiB at 5e3 B/us = 3355.4432
+     * binds.  Fill 114.8576.  T = 3470.3008 us. */
+    t->nodes[cp_topo_find(t, "mem0")].reduce_gbs = 5;
+    cp_pool_free(&p);
+    assert_int_equal(cp_pool_build(t, &p, &e), CP_OK);
+    us = cp_pool_time_us(&p, CP_XOP_ALLREDUCE, 8 * MiB, &w);
+    assert_near(us, 3470.3008, 1e-6);
+    assert_int_equal(w.bind, CP_PRES_REDUCE);
+    assert_near(w.res_us[CP_PRES_DEVICE], 2097.152, 1e-6);
+    cp_pool_free(&p);
+    cp_topo_free(t);
+}
+
+static void test_three_hosts_two_devices(void **state)
+{
+    cp_topo *t = load("tests/data/good/topo/pool-3host-2dev.json", 1);
+    cp_pool p;
+    cp_pool_why w;
+    cp_err e;
+    double us;
+    (void)state;
+    assert_int_equal(cp_pool_build(t, &p, &e), CP_OK);
+    assert_int_equal(p.ndev, 2);
+    assert_near(p.chunk_us, 4, 1e-12);
+    assert_near(p.copy_gbs[2], 16, 1e-12);
+
+    /* AllReduce of S = 3 MiB reduced on the GPUs: each rank publishes S
+     * (3 chunks) and pulls both others' S (6 chunks).  Read stream 2S /
+     * 16e3 + 6 x 4 = 417.216 us; write stream 196.608 + 12 = 208.608.
+     * Each device: writes 3 x S/2 = 4.5 MiB at 10 GB/s = 471.8592, reads
+     * 3 x 2S/2 = 9 MiB at 24 = 393.216: the device binds.  The switch port
+     * device->switch carries 9 MiB / 25e3 = 377.48736.  Fill: a 1 MiB chunk
+     * at 16 GB/s + 10 = 75.536.  T = 5 + 75.536 + 471.8592 = 552.3952. */
+    us = cp_pool_time_us(&p, CP_XOP_ALLREDUCE, 3 * MiB, &w);
+    assert_near(us, 552.3952, 1e-6);
+    assert_int_equal(w.bind, CP_PRES_DEVICE);
+    assert_near(w.res_us[CP_PRES_COPY_READ], 417.216, 1e-6);
+    assert_near(w.res_us[CP_PRES_LINK], 377.48736, 1e-6);
+
+    /* AllGather of S = 3 MiB: publish 1 MiB (1 chunk), pull two 1 MiB
+     * pieces (2 chunks): read stream 131.072 + 8 = 139.072.  Devices:
+     * writes 3 MiB / 2 = 1.5 MiB at 10 = 157.2864 (reads 3 MiB at 24 =
+     * 131.072) bind.  T = 5 + 75.536 + 157.2864 = 237.8224. */
+    us = cp_pool_time_us(&p, CP_XOP_ALLGATHER, 3 * MiB, &w);
+    assert_near(us, 237.8224, 1e-6);
+    assert_near(w.res_us[CP_PRES_COPY_READ], 139.072, 1e-6);
+
+    /* Broadcast of S = 3 MiB: the root publishes S (3 chunks): 196.608 +
+     * 12 = 208.608 binds (the devices absorb S/2 each: 157.2864).  T = 5 +
+     * 75.536 + 208.608 = 289.144. */
+    us = cp_pool_time_us(&p, CP_XOP_BROADCAST, 3 * MiB, &w);
+    assert_near(us, 289.144, 1e-6);
+    assert_int_equal(w.bind, CP_PRES_COPY_WRITE);
+    assert_int_equal(w.res_where[CP_PRES_COPY_WRITE], t->gpus[0]);
+
+    /* Gather of S = 3 MiB: two ranks publish 1 MiB each, the root pulls
+     * both: read stream 2 MiB / 16e3 + 2 x 4 = 139.072 binds (devices:
+     * 1 MiB written each, 104.8576).  T = 5 + 75.536 + 139.072 = 219.608. */
+    us = cp_pool_time_us(&p, CP_XOP_GATHER, 3 * MiB, &w);
+    assert_near(us, 219.608, 1e-6);
+    assert_int_equal(w.bind, CP_PRES_COPY_READ);
+
+    /* AlltoAll of S = 3 MiB: each rank publishes and pulls two 1 MiB
+     * pieces: streams 139.072; devices absorb 3 x 2 MiB / 2 = 3 MiB at 10 =
+     * 314.5728, bind.  T = 5 + 75.536 + 314.5728 = 395.1088. */
+    us = cp_pool_time_us(&p, CP_XOP_ALLTOALL, 3 * MiB, &w);
+    assert_near(us, 395.1088, 1e-6);
+    cp_pool_free(&p);
+    cp_topo_free(t);
+}
+
+/* Never faster than the host links allow: every rank's pulled bytes cross
+ * its host's port, so T >= pulled / port rate, at every size and op. */
+static void test_never_faster_than_host_links(void **state)
+{
+    cp_topo *t = load("tests/data/good/topo/pool-3host-2dev.json", 1);
+    cp_pool p;
+    cp_err e;
+    int op;
+    double s;
+    (void)state;
+    assert_int_equal(cp_pool_build(t, &p, &e), CP_OK);
+    for (op = 0; op < CP_XOPS; op++)
+        for (s = 1024; s <= 4.0 * 1024 * MiB; s *= 4) {
+            /* bytes the busiest host pulls per byte of S, n = 3 (pool.c's
+             * roles): allreduce 2, reducescatter, allgather, alltoall 2/3,
+             * broadcast 1, reduce (root) 2, gather (root) 2/3, scatter 1/3 */
+            static const double pulled[CP_XOPS] = {2, 2.0 / 3, 2.0 / 3, 1, 2, 2.0 / 3,
+                                                   1.0 / 3, 2.0 / 3};
+            double floor_us = pulled[op] * s / 30e3; /* port 30 GB/s */
+            assert_true(cp_pool_time_us(&p, (cp_xop)op, s, NULL) >= floor_us);
+        }
+    cp_pool_free(&p);
+    cp_topo_free(t);
+}
+
+/* A pool block shared over --hosts 3: one pool, every host's port on it. */
+static void test_block_replicated(void **state)
+{
+    cp_topo *t = load("tests/data/good/topo/pool-block-1host.json", 3);
+    cp_pool p;
+    cp_pool_why w;
+    cp_err e;
+    double us;
+    (void)state;
+    /* 2 switches x 2 devices, shared: 4 devices, not 12 */
+    assert_int_equal(cp_topo_count(t, CP_MEMDEV), 4);
+    assert_int_equal(cp_topo_count(t, CP_CXL_SWITCH), 2);
+    assert_int_equal(cp_pool_build(t, &p, &e), CP_OK);
+    assert_int_equal(p.nranks, 3);
+    assert_int_equal(p.ndev, 4);
+    /* Broadcast of 4 MiB: the root's 4 MiB (one chunk) at 40 GB/s +
+     * chunk_us 10 = 114.8576, as each reader's pull; the root's writes
+     * split over both of its ports (2 MiB at 30 = 69.9).  Each of the four
+     * devices absorbs 1 MiB and serves 2 x 1 MiB: 3 MiB against the
+     * combined 24 GB/s = 131.072 binds (write alone 104.8576, read
+     * 104.8576).  Fill 104.8576 + 10.  T = 0 + 114.8576 + 131.072 =
+     * 245.9296. */
+    us = cp_pool_time_us(&p, CP_XOP_BROADCAST, 4 * MiB, &w);
+    assert_near(us, 245.9296, 1e-6);
+    assert_int_equal(w.bind, CP_PRES_DEVICE);
+    cp_pool_free(&p);
+    cp_topo_free(t);
+}
+
+static void test_no_pool(void **state)
+{
+    cp_topo *t = load("topologies/dgx1-v100.json", 1);
+    cp_pool p;
+    cp_err e;
+    (void)state;
+    cp_err_clear(&e);
+    assert_int_equal(cp_pool_build(t, &p, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "no CXL pool"));
+    cp_topo_free(t);
+}
+
+static void test_busbw_factors(void **state)
+{
+    (void)state;
+    /* nccl-tests: reduce 1; gather, scatter, alltoall (n-1)/n */
+    assert_near(cp_xop_busbw_factor(CP_XOP_REDUCE, 4), 1, 1e-15);
+    assert_near(cp_xop_busbw_factor(CP_XOP_GATHER, 4), 0.75, 1e-15);
+    assert_near(cp_xop_busbw_factor(CP_XOP_ALLTOALL, 3), 2.0 / 3, 1e-15);
+    assert_near(cp_xop_busbw_factor(CP_XOP_ALLREDUCE, 4), 1.5, 1e-15);
+    assert_string_equal(cp_xop_name(CP_XOP_SCATTER), "scatter");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_hosts_one_device),
+        cmocka_unit_test(test_three_hosts_two_devices),
+        cmocka_unit_test(test_never_faster_than_host_links),
+        cmocka_unit_test(test_block_replicated),
+        cmocka_unit_test(test_no_pool),
+        cmocka_unit_test(test_busbw_factors),
+    };
+    return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
+}
