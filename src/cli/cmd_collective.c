@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "cli/cli.h"
+#include "cli/pool_table.h"
 #include "core/units.h"
 #include "cost/collective.h"
 #include "load/load.h"
@@ -25,10 +26,12 @@ static const char help[] =
     "  -t, --topo FILE       topology JSON\n"
     "      --hosts N         replicate a single-host topology N times over its NICs\n"
     "      --gpus G          use the first G GPUs of each host (default: all)\n"
-    "  -o, --op OP           allreduce (default), reducescatter, allgather, broadcast\n"
+    "  -o, --op OP           allreduce (default), reducescatter, allgather, broadcast,\n"
+    "                        reduce, gather, scatter, alltoall\n"
     "  -a, --algo ALG        ring, tree, nvls, hier, ps (parameter server in CPU\n"
     "                        memory), collnet (in-network reduction, SHARP: needs a\n"
-    "                        reducing network switch), or auto (default: the fastest\n"
+    "                        reducing network switch), pool (through a CXL memory\n"
+    "                        pool, docs/pool.md), or auto (default: the fastest\n"
     "                        of NCCL's algorithms per size, as NCCL's tuner picks)\n"
     "  -b, --minbytes SIZE   smallest size (default 8); K, M, G suffixes (x1024)\n"
     "  -e, --maxbytes SIZE   largest size (default 128M)\n"
@@ -44,8 +47,9 @@ static const char help[] =
     "                        links that bind it and what one more GB/s on them buys,\n"
     "                        and where the algorithms cross over\n"
     "\n"
-    "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (reducescatter, allgather), 1\n"
-    "(broadcast), as nccl-tests documents.  The model: docs/collectives.md.\n";
+    "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (reducescatter, allgather, gather,\n"
+    "scatter, alltoall), 1 (broadcast, reduce), as nccl-tests documents.  The model:\n"
+    "docs/collectives.md, docs/pool.md.\n";
 
 enum { OPT_HOSTS = 256, OPT_JSON, OPT_EXPLAIN, OPT_DTYPE, OPT_GPUS, OPT_PROTO };
 
@@ -53,6 +57,7 @@ typedef struct opts {
     const char *topo;
     int hosts, gpus, json, explain, gpt, alg; /* alg -1 = auto */
     int proto;                                /* -1: the faster; else a cp_proto (NCCL_PROTO) */
+    int xop, pool;                            /* a cp_xop (pool_table.h); 1: -a pool */
     cp_coll_op op;
     int64_t minb, maxb;
     long factor;
@@ -80,8 +85,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"gpus-per-thread", required_argument, NULL, 'g'},
         {"json", no_argument, NULL, OPT_JSON},       {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
-    static const char *const ops[] = {"allreduce", "reducescatter", "allgather", "broadcast"};
-    static const char *const algs[] = {"ring", "tree", "nvls", "hier", "ps", "collnet", "auto"};
+    static const char *const ops[] = {"allreduce", "reducescatter", "allgather", "broadcast",
+                                      "reduce", "gather", "scatter", "alltoall"};
+    static const char *const algs[] = {"ring", "tree", "nvls", "hier", "ps", "collnet", "auto",
+                                       "pool"};
     long gpt;
     int c, k;
     memset(o, 0, sizeof *o);
@@ -108,16 +115,19 @@ static int parse_opts(int argc, char **argv, opts *o)
                 return CP_EINPUT;
             break;
         case 'o':
-            if ((k = parse_name(optarg, ops, 4)) < 0)
+            if ((k = parse_name(optarg, ops, 8)) < 0)
                 return cli_usage("collective", "-o: unknown operation '%s' (allreduce, "
-                                 "reducescatter, allgather, broadcast)", optarg);
-            o->op = (cp_coll_op)k;
+                                 "reducescatter, allgather, broadcast, reduce, gather, "
+                                 "scatter, alltoall)", optarg);
+            o->op = (cp_coll_op)(k < CP_OPS ? k : 0);
+            o->xop = k;
             break;
         case 'a':
-            if ((k = parse_name(optarg, algs, 7)) < 0)
+            if ((k = parse_name(optarg, algs, 8)) < 0)
                 return cli_usage("collective", "-a: unknown algorithm '%s' (ring, tree, nvls, "
-                                 "hier, ps, collnet, auto)", optarg);
-            o->alg = k == 6 ? -1 : k;
+                                 "hier, ps, collnet, pool, auto)", optarg);
+            o->alg = k >= 6 ? -1 : k;
+            o->pool = k == 7;
             break;
         case 'b':
         case 'e':
@@ -171,6 +181,13 @@ static int parse_opts(int argc, char **argv, opts *o)
     if (o->explain && o->proto >= 0)
         return cli_usage("collective", "--explain shows both protocols; --proto goes with the "
                                        "table");
+    if ((o->pool || o->xop >= CP_OPS) && o->proto >= 0)
+        return cli_usage("collective", "--proto is NCCL's: it does not apply to -a pool nor "
+                                       "to -o reduce, gather, scatter, alltoall");
+    if (o->xop >= CP_OPS && o->alg >= 0 && !(o->alg == CP_ALG_RING && o->xop == CP_OPS))
+        return cli_usage("collective", "-o %s on the network is %s; or -a pool", ops[o->xop],
+                         o->xop == CP_OPS ? "NCCL's ring: -a ring or auto"
+                                          : "point-to-point sends: -a auto");
     return CP_OK;
 }
 
@@ -365,6 +382,11 @@ int cmd_collective(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc < 0 ? CP_OK : rc;
+    if (o.pool || o.xop >= CP_OPS) {
+        cli_xopts x = {o.topo, o.hosts, o.gpus, o.gpt, o.xop, o.pool, o.alg == CP_ALG_RING,
+                       o.json, o.explain, o.minb, o.maxb, o.factor, o.typesize};
+        return cli_xcollective(&x);
+    }
     cp_err_clear(&e);
     rc = cp_topo_load_machine(o.topo, o.gpus, o.hosts, &t, &e);
     if (rc)
