@@ -146,9 +146,10 @@ static void print_explain(models *m, const cli_xopts *o, const cp_topo *t)
            cp_xop_name((cp_xop)o->op), t->name, p->nranks, p->nhosts,
            p->nhosts == 1 ? "" : "s", p->ndev, p->ndev == 1 ? "" : "s",
            p->device_reduces ? "devices" : "GPUs");
-    printf("  copy engine %.1f GB/s per direction (gpu %s); chunks of %.0f B, %.2f us fixed "
-           "cost each; doorbell %.2f us; slowest route %.2f us\n",
-           p->copy_gbs[0], t->nodes[t->gpus[0]].id, p->chunk_bytes, p->chunk_us,
+    printf("  copy engine %.1f GB/s publishing, %.1f pulling (gpu %s); chunks of %.0f B, "
+           "%.2f us fixed cost each; doorbell %.2f us; slowest route %.2f us\n",
+           p->copy_gbs[0], p->copy_read_gbs[0], t->nodes[t->gpus[0]].id, p->chunk_bytes,
+           p->chunk_us,
            p->doorbell_us, p->path_lat_us);
     explain_size(m, o, t, (double)o->minb);
     if (o->maxb != o->minb)

@@ -68,6 +68,7 @@ void cp_pool_free(cp_pool *p)
     free(p->route_off);
     free(p->route_arc);
     free(p->copy_gbs);
+    free(p->copy_read_gbs);
     free(p->load);
     memset(p, 0, sizeof *p);
 }
@@ -148,6 +149,8 @@ static int build_routes(const cp_topo *t, cp_pool *p, cp_err *e)
         }
         if (rc == CP_OK && p->copy_gbs[g] <= 0)
             p->copy_gbs[g] = arc_cap(t, p->route_arc[p->route_off[g * p->ndev]]);
+        if (rc == CP_OK && p->copy_read_gbs[g] <= 0)
+            p->copy_read_gbs[g] = p->copy_gbs[g];
         cp_reach_free(&r);
     }
     p->route_off[p->nranks * p->ndev] = n;
@@ -168,8 +171,9 @@ int cp_pool_build(const cp_topo *t, cp_pool *p, cp_err *e)
                           "%s has no CXL pool (no cxl_switch node, no pool block)", t->name);
     p->dev = malloc((size_t)t->nnodes * sizeof *p->dev);
     p->copy_gbs = calloc((size_t)p->nranks, sizeof *p->copy_gbs);
+    p->copy_read_gbs = calloc((size_t)p->nranks, sizeof *p->copy_read_gbs);
     p->load = calloc(2 * (size_t)t->nlinks + 1, sizeof *p->load);
-    if (!p->dev || !p->copy_gbs || !p->load) {
+    if (!p->dev || !p->copy_gbs || !p->copy_read_gbs || !p->load) {
         cp_pool_free(p);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
@@ -179,8 +183,10 @@ int cp_pool_build(const cp_topo *t, cp_pool *p, cp_err *e)
             reduces &= t->nodes[i].reduce_gbs > 0;
             access = fmax(access, t->nodes[i].access_lat_us);
         }
-    for (i = 0; i < p->nranks; i++)
+    for (i = 0; i < p->nranks; i++) {
         p->copy_gbs[i] = cal->copy_gbs;
+        p->copy_read_gbs[i] = cal->copy_read_gbs;
+    }
     if ((rc = build_routes(t, p, e))) {
         cp_pool_free(p);
         return rc;
@@ -254,7 +260,7 @@ static void streams(const cp_pool *p, const role *rr, const role *ro, double S, 
     int g;
     for (g = 0; g < p->nranks; g++) {
         const role *r = g == 0 ? rr : ro;
-        double ce = p->copy_gbs[g] * 1e3; /* bytes per us */
+        double ce = p->copy_gbs[g] * 1e3, cer = p->copy_read_gbs[g] * 1e3; /* bytes per us */
         double cw = nchunks(r->w_pieces, r->w_frac * S, p->chunk_bytes);
         double cr = nchunks(r->r_pieces, r->r_frac * S, p->chunk_bytes);
         int node = p->topo->gpus[g];
@@ -262,7 +268,7 @@ static void streams(const cp_pool *p, const role *rr, const role *ro, double S, 
             set_res(w, CP_PRES_COPY_WRITE, r->w_pieces * r->w_frac * S / ce + cw * p->chunk_us,
                     node);
         if (cr > 0)
-            set_res(w, CP_PRES_COPY_READ, r->r_pieces * r->r_frac * S / ce + cr * p->chunk_us,
+            set_res(w, CP_PRES_COPY_READ, r->r_pieces * r->r_frac * S / cer + cr * p->chunk_us,
                     node);
         if (cw > w->chunks || cr > w->chunks)
             w->chunks = (long long)fmax(cw, cr);
@@ -337,7 +343,7 @@ double cp_pool_time_us(cp_pool *p, cp_xop op, double bytes, cp_pool_why *why)
         piece = fmin(p->chunk_bytes, fmax(fmax(rr.w_frac, ro.w_frac), fmax(rr.r_frac, ro.r_frac)) *
                                          bytes);
         for (k = 0; k < p->nranks; k++)
-            ce = fmin(ce, p->copy_gbs[k] * 1e3);
+            ce = fmin(ce, fmin(p->copy_gbs[k], p->copy_read_gbs[k]) * 1e3);
         w.fill_us = piece / ce + p->doorbell_us;
         for (k = 0; k < CP_PRES_KINDS; k++)
             if (w.res_us[k] > worst) {

@@ -82,7 +82,8 @@ typedef struct cp_pool {
     int *dev;              /* [ndev] node index of each device, owned */
     int *route_off;        /* [nranks * ndev + 1]: arcs of GPU r's route to device d */
     int *route_arc;        /* ... at route_arc[route_off[r * ndev + d] ..), GPU to device */
-    double *copy_gbs;      /* [nranks] one copy engine's rate per direction */
+    double *copy_gbs;      /* [nranks] one copy engine's rate publishing, ... */
+    double *copy_read_gbs; /* [nranks] ... and pulling, GB/s */
     double *load;          /* [arcs] scratch for cp_pool_time_us, owned */
     double chunk_bytes;    /* bytes per chunk */
     double chunk_us;       /* fixed cost per chunk */

@@ -42,7 +42,8 @@ static const char *const device_keys[] = {"model", "capacity_gb", "read_gbs", "w
                                           NULL};
 static const char *const dlink_keys[] = {"gbs", "latency_us", NULL};
 static const char *const port_keys[] = {"node", "switch", "gbs", "latency_us", NULL};
-static const char *const calib_pool_keys[] = {"copy_gbs", "chunk_bytes", "chunk_us", NULL};
+static const char *const calib_pool_keys[] = {"copy_gbs", "copy_read_gbs", "chunk_bytes",
+                                              "chunk_us", NULL};
 
 static int num(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
                const char *key, unsigned flags, double lo, double hi, const char *expect,
@@ -94,8 +95,11 @@ int cp_pool_read_calib(const cp_jdoc *d, cp_err *e, const json_t *calib, cp_cali
         return rc;
     if ((rc = cp_jdoc_check_keys(d, e, obj, "calibration.pool", calib_pool_keys)) ||
         (rc = num(d, e, obj, "calibration.pool", "copy_gbs", 0, MIN_GBS, MAX_GBS,
-                  "a positive number (GB/s of one GPU copy engine, per direction)",
+                  "a positive number (GB/s of one GPU copy engine publishing)",
                   &p->copy_gbs)) ||
+        (rc = num(d, e, obj, "calibration.pool", "copy_read_gbs", 0, MIN_GBS, MAX_GBS,
+                  "a positive number (GB/s of one GPU copy engine pulling)",
+                  &p->copy_read_gbs)) ||
         (rc = num(d, e, obj, "calibration.pool", "chunk_bytes", 0, 64, 1e12,
                   "a number of bytes from 64 to 1e12 (bytes per pipelined chunk)",
                   &p->chunk_bytes)) ||

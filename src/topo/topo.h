@@ -87,7 +87,9 @@ typedef struct cp_calib_kind {
  * cost (the memcpy's launch and the doorbell that publishes it).  Zeros
  * mean "derive from the topology" (docs/pool.md, "Defaults"). */
 typedef struct cp_calib_pool {
-    double copy_gbs;    /* one copy engine, GB/s per direction; 0: the GPU's own link */
+    double copy_gbs;    /* one copy engine publishing (GPU to memory), GB/s; 0: the GPU's
+                         * own link */
+    double copy_read_gbs; /* one copy engine pulling (memory to GPU), GB/s; 0: copy_gbs */
     double chunk_bytes; /* bytes per chunk; 0: CP_POOL_CHUNK_BYTES */
     double chunk_us;    /* fixed cost of one chunk, us; < 0: launch_us + the doorbell */
 } cp_calib_pool;
