@@ -768,9 +768,48 @@ def cccl_pod():
     return t
 
 
+# The projected pod: HGX H100 hosts sharing a CXL 3.x pool (--hosts 2..64).
+# ASSUMPTIONS, each in docs/topologies.md#hgx-h100-pod: the fabric is seen as
+# one switch (port-based routing over several chips whose inter-switch links
+# are assumed not to bind) with 32 CZ120-class 256 GB cards (8 TB) at Gen5 x8
+# behind it; each CPU socket gives it one Gen5 x16 port: a Sapphire Rapids
+# socket has 80 Gen5 lanes, 64 of them feed the HGX board's four PCIe
+# switches, 16 are left (Intel spec).
+POD_SWITCHES = 1
+POD_CARDS_PER_SWITCH = 32
+POD_CARD_GB = 256
+
+
+def hgx_h100_pod():
+    t = hgx_h100()
+    t.name = "hgx-h100-pod"
+    t.note = ("Projected rack-scale pod: the hgx-h100 host (as hgx-h100.json) with a pool block "
+              "that --hosts N (2 to 64) copies share: a CXL 3.x fabric seen as one switch with 32 "
+              "CZ120-class 256 GB cards at Gen5 x8, each CPU socket with one Gen5 x16 port to it. "
+              "Pool figures are ASSUMPTIONS; see docs/topologies.md#hgx-h100-pod")
+    ports = [{"node": "cpu%d" % sock, "switch": 0, "gbs": PCIE_GEN5,
+              "latency_us": LAT_CXL_POOL_HOP} for sock in range(2)]
+    t.pool = {
+        "note": "ASSUMED (docs/topologies.md#hgx-h100-pod): a CXL 3.x fabric seen as one "
+                "switch; cards as cccl-pod's CZ120 (36 GB/s rated), 256 GB part; one Gen5 x16 "
+                "port per socket (the 16 lanes left of 80); link latencies as cccl-pod's",
+        "switches": POD_SWITCHES,
+        "switch_model": "CXL 3.x fabric (assumed)",
+        "devices_per_switch": POD_CARDS_PER_SWITCH,
+        "device": {"model": "CZ120-class 256 GB (CXL Type-3, Gen5 x8), assumed",
+                   "capacity_gb": POD_CARD_GB, "read_gbs": CZ120_MEM_GBS,
+                   "write_gbs": CZ120_MEM_GBS, "mem_gbs": CZ120_MEM_GBS,
+                   "access_latency_us": DRAM_LOAD_US},
+        "device_link": {"gbs": PCIE_GEN5_X8, "latency_us": LAT_CXL_POOL_HOP},
+        "ports": ports,
+    }
+    t.pool_calib = {"copy_gbs": H100_COPY_D2H, "copy_read_gbs": H100_COPY_H2D}
+    return t
+
+
 MACHINES = [dgx1_v100, dgx1_p100, dgx_a100, hgx_h100, aws_p3_16xlarge, aws_p4d, aws_p3dn,
             pcie_t4, dgx1_v100_cxl, dgx1_p100_cxl, aws_p3_16xlarge_cxl, pcie_t4_cxl,
-            cccl_pod]
+            cccl_pod, hgx_h100_pod]
 
 
 def main(argv):

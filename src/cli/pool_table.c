@@ -122,8 +122,11 @@ static void explain_size(models *m, const cli_xopts *o, const cp_topo *t, double
     double net = cp_net_time_us(&m->c, &m->p2p, (cp_xop)o->op, bytes, &alg);
     int k;
     char buf[160];
-    printf("  at %.0f B: %.2f us = launch %.2f + fill %.2f + %s %.2f\n", bytes, us, w.launch_us,
+    printf("  at %.0f B: %.2f us = launch %.2f + fill %.2f + %s %.2f", bytes, us, w.launch_us,
            w.fill_us, cp_pool_res_name(w.bind), w.res_us[w.bind]);
+    if (w.intra_us > 0)
+        printf(" + in-host phases %.2f (hierarchical, eq. PL7)", w.intra_us);
+    printf("\n");
     for (k = 0; k < CP_PRES_KINDS; k++) {
         if (w.res_where[k] < 0)
             continue;
@@ -171,7 +174,7 @@ int cli_xcollective(const cli_xopts *o)
     if (rc == CP_OK)
         rc = cp_p2p_build(t, &m.p2p, &e);
     if (rc == CP_OK && o->pool)
-        rc = cli_blame(cp_pool_build(t, &m.pool, &e), &e, o->topo);
+        rc = cli_blame(cp_pool_build(t, &m.c, &m.pool, &e), &e, o->topo);
     m.have_pool = rc == CP_OK && o->pool;
     if (rc == CP_OK && o->explain && !o->pool)
         rc = cp_fail(&e, CP_EINPUT, "--explain with -o %s explains -a pool",

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cost/pool.h"
-#include "paths/paths.h"
+#include "paths/paths.h" /* cp_is_transit */
 
 static const char *const xop_names[CP_XOPS] = {"allreduce", "reducescatter", "allgather",
                                                "broadcast", "reduce", "gather", "scatter",
@@ -73,17 +73,99 @@ void cp_pool_free(cp_pool *p)
     memset(p, 0, sizeof *p);
 }
 
-/* The arc from switch `sw` to device `d` that best extends the search `r`
- * (the widest of min(route to the switch, switch port)); -1 when no switch
- * of d is reached. */
-static int best_port(const cp_topo *t, const cp_reach *r, int d)
+/* A widest-route search from one GPU that stays inside the GPU's host (a
+ * GPU's DMA goes through its own host's port, never over the network):
+ * bottleneck first, then latency, as paths.c; CXL switches are reached
+ * but not crossed.  Label-correcting over a queue: a host has a few dozen
+ * nodes.  Arrays of t->nnodes, reset for the nodes touched. */
+typedef struct hsearch {
+    double *bott, *lat;
+    int *pred, *queue, *touched, ntouched;
+} hsearch;
+
+static int hsearch_init(hsearch *h, int n)
+{
+    int i;
+    h->bott = malloc((size_t)n * sizeof *h->bott);
+    h->lat = malloc((size_t)n * sizeof *h->lat);
+    h->pred = malloc((size_t)n * sizeof *h->pred);
+    h->queue = malloc(((size_t)n + 1) * sizeof *h->queue);
+    h->touched = malloc(((size_t)n + 1) * sizeof *h->touched);
+    h->ntouched = 0;
+    if (!h->bott || !h->lat || !h->pred || !h->queue || !h->touched)
+        return -1;
+    for (i = 0; i < n; i++) {
+        h->bott[i] = 0;
+        h->pred[i] = -1;
+    }
+    return 0;
+}
+
+static void hsearch_free(hsearch *h)
+{
+    free(h->bott);
+    free(h->lat);
+    free(h->pred);
+    free(h->queue);
+    free(h->touched);
+}
+
+static void touch(hsearch *h, int v, char *in_list)
+{
+    if (!in_list[v]) {
+        in_list[v] = 1;
+        h->touched[h->ntouched++] = v;
+    }
+}
+
+/* Search from GPU node g; `mark` is scratch of t->nnodes zeros, left zero. */
+static void hsearch_run(const cp_topo *t, hsearch *h, int g, char *mark)
+{
+    int head = 0, tail = 0, i, n = t->nnodes, host = t->nodes[g].host;
+    for (i = 0; i < h->ntouched; i++) {
+        h->bott[h->touched[i]] = 0;
+        h->pred[h->touched[i]] = -1;
+    }
+    h->ntouched = 0;
+    h->bott[g] = INFINITY;
+    h->lat[g] = 0;
+    touch(h, g, mark);
+    h->queue[tail++] = g;
+    while (head != tail) {
+        int v = h->queue[head], k;
+        head = (head + 1) % (n + 1);
+        if (v != g && (t->nodes[v].kind == CP_CXL_SWITCH || !cp_is_transit(t->nodes[v].kind)))
+            continue;
+        for (k = t->adj_off[v]; k < t->adj_off[v + 1]; k++) {
+            int a = t->adj_arc[k], w = cp_arc_head(t, a);
+            double b = fmin(h->bott[v], cp_arc_gbs(t, a)), l = h->lat[v] + t->links[a >> 1].lat_us;
+            if (t->nodes[w].host != host && t->nodes[w].kind != CP_CXL_SWITCH)
+                continue;
+            if (b > h->bott[w] || (b == h->bott[w] && l < h->lat[w])) {
+                h->bott[w] = b;
+                h->lat[w] = l;
+                h->pred[w] = a;
+                touch(h, w, mark);
+                h->queue[tail] = w;
+                tail = (tail + 1) % (n + 1);
+            }
+        }
+    }
+    for (i = 0; i < h->ntouched; i++)
+        mark[h->touched[i]] = 0;
+}
+
+/* The arc from a switch to device `d` that best extends the search (the
+ * widest of min(route to the switch, switch port)); -1 when no switch of
+ * d is reached. */
+static int best_port(const cp_topo *t, const hsearch *h, int d)
 {
     int k, best = -1;
     double bw = 0;
     for (k = t->adj_off[d]; k < t->adj_off[d + 1]; k++) {
         int in = t->adj_arc[k] ^ 1, sw = cp_arc_tail(t, in);
-        double w = fmin(r->bott[sw], cp_arc_gbs(t, in));
-        if (t->nodes[sw].kind == CP_CXL_SWITCH && r->bott[sw] > 0 && w > bw) {
+        double w = fmin(h->bott[sw], cp_arc_gbs(t, in));
+        if (t->nodes[sw].kind == CP_CXL_SWITCH && h->bott[sw] > 0 && w > bw) {
             bw = w;
             best = in;
         }
@@ -91,59 +173,59 @@ static int best_port(const cp_topo *t, const cp_reach *r, int d)
     return best;
 }
 
-/* Append GPU g's route to device d: the search's arcs to the switch (which
- * must stay inside g's host: DMA does not cross the network), then `port`.
- * *lat gets the route's latency. */
-static int add_route(const cp_topo *t, const cp_reach *r, int g, int port, int *arcs, int *n,
-                     double *lat, cp_err *e)
+/* Append GPU g's route to device d: the search's arcs to the switch, then
+ * `port`, GPU first.  *lat gets the route's latency. */
+static int add_route(const cp_topo *t, const hsearch *h, int g, int port, int *arcs, int *n,
+                     int cap, double *lat)
 {
     int v = cp_arc_tail(t, port), start = *n, i, j;
-    *lat = r->lat_us[v] + t->links[port >> 1].lat_us;
+    *lat = h->lat[v] + t->links[port >> 1].lat_us;
     while (v != g) {
-        int a = r->pred[v];
-        v = cp_arc_tail(t, a);
-        if (v != g && t->nodes[v].host != t->nodes[g].host)
-            return cp_fail_at(e, CP_EINPUT, t->src_path, t->nodes[g].src_line, 0, NULL,
-                              "gpu \"%s\" reaches the CXL pool only through \"%s\" of another "
-                              "host: a GPU's DMA goes through its own host's port",
-                              t->nodes[g].id, t->nodes[v].id);
+        int a = h->pred[v];
+        if (*n >= cap)
+            return -1;
         arcs[(*n)++] = a;
+        v = cp_arc_tail(t, a);
     }
-    for (i = start, j = *n - 1; i < j; i++, j--) { /* GPU first */
+    for (i = start, j = *n - 1; i < j; i++, j--) {
         int x = arcs[i];
         arcs[i] = arcs[j];
         arcs[j] = x;
     }
+    if (*n >= cap)
+        return -1;
     arcs[(*n)++] = port;
-    return CP_OK;
+    return 0;
 }
 
 /* Every GPU's route to every device; the copy engines' default rate (the
  * GPU's own first link) and the slowest route's latency. */
 static int build_routes(const cp_topo *t, cp_pool *p, cp_err *e)
 {
-    int g, d, n = 0, rc = CP_OK, cap = 16 * p->nranks * p->ndev;
+    int g, d, n = 0, rc = CP_OK, cap = 32 * p->nranks * p->ndev;
+    hsearch h;
+    char *mark = calloc((size_t)t->nnodes, 1);
     p->route_off = malloc(((size_t)p->nranks * p->ndev + 1) * sizeof *p->route_off);
     p->route_arc = malloc((size_t)cap * sizeof *p->route_arc);
-    if (!p->route_off || !p->route_arc)
+    if (hsearch_init(&h, t->nnodes) || !mark || !p->route_off || !p->route_arc) {
+        hsearch_free(&h);
+        free(mark);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
     for (g = 0; g < p->nranks && rc == CP_OK; g++) {
-        cp_reach r;
         int gpu = t->gpus[g];
-        if ((rc = cp_reach_from(t, gpu, &r, e)))
-            return rc;
+        hsearch_run(t, &h, gpu, mark);
         for (d = 0; d < p->ndev && rc == CP_OK; d++) {
-            int port = best_port(t, &r, p->dev[d]);
+            int port = best_port(t, &h, p->dev[d]);
             double lat = 0;
             p->route_off[g * p->ndev + d] = n;
             if (port < 0)
                 rc = cp_fail_at(e, CP_EINPUT, t->src_path, t->nodes[gpu].src_line, 0, NULL,
-                                "gpu \"%s\" cannot reach pool device \"%s\"", t->nodes[gpu].id,
-                                t->nodes[p->dev[d]].id);
-            else if (r.hops[cp_arc_tail(t, port)] + 1 + n > cap)
+                                "gpu \"%s\" cannot reach pool device \"%s\" through its own "
+                                "host (a GPU's DMA goes through its host's port)",
+                                t->nodes[gpu].id, t->nodes[p->dev[d]].id);
+            else if (add_route(t, &h, gpu, port, p->route_arc, &n, cap, &lat))
                 rc = cp_fail(e, CP_EINTERNAL, "pool route table overflow");
-            else
-                rc = add_route(t, &r, gpu, port, p->route_arc, &n, &lat, e);
             if (rc == CP_OK && lat > p->path_lat_us)
                 p->path_lat_us = lat;
         }
@@ -151,13 +233,14 @@ static int build_routes(const cp_topo *t, cp_pool *p, cp_err *e)
             p->copy_gbs[g] = arc_cap(t, p->route_arc[p->route_off[g * p->ndev]]);
         if (rc == CP_OK && p->copy_read_gbs[g] <= 0)
             p->copy_read_gbs[g] = p->copy_gbs[g];
-        cp_reach_free(&r);
     }
     p->route_off[p->nranks * p->ndev] = n;
+    hsearch_free(&h);
+    free(mark);
     return rc;
 }
 
-int cp_pool_build(const cp_topo *t, cp_pool *p, cp_err *e)
+int cp_pool_build(const cp_topo *t, const cp_coll *c, cp_pool *p, cp_err *e)
 {
     const cp_calib_pool *cal = &t->calib.pool;
     double access = 0;
@@ -192,6 +275,9 @@ int cp_pool_build(const cp_topo *t, cp_pool *p, cp_err *e)
         return rc;
     }
     p->device_reduces = reduces;
+    p->coll = c;
+    if (c && c->nhosts > 1 && c->per_host > 1 && c->per_host * c->nhosts == p->nranks)
+        p->per_host = c->per_host;
     p->launch_us = t->calib.launch_us;
     /* eq. PL5: the writer's flag store reaches the device (one path and the
      * access), the reader's poll is a read there and back (two paths and
@@ -318,12 +404,42 @@ static void devices(const cp_pool *p, const role *rr, const role *ro, double S, 
     }
 }
 
+/* In-host phase k (0: reduce-scatter, 2: all-gather) of a hierarchical
+ * all-reduce on `bytes`, as one call: the faster of the ring (hier) and
+ * the NVSwitch (nvls) forms the machine has. */
+static double intra_us(const cp_coll *c, int k, double bytes)
+{
+    double r = cp_coll_phase_us(c, CP_ALG_HIER, k, bytes, NULL);
+    double v = cp_coll_phase_us(c, CP_ALG_NVLS, k, bytes, NULL);
+    return v > 0 && (r < 0 || v < r) ? v : r > 0 ? r : 0;
+}
+
+/* eq. PL7: the hierarchical form's in-host phases, and the pool's share:
+ * *n ranks per peer group, *S bytes of each group's buffer.  0 when the
+ * operation runs flat. */
+static double hierarchy(const cp_pool *p, cp_xop op, double bytes, int *n, double *S)
+{
+    double us = 0;
+    *n = p->nranks;
+    *S = bytes;
+    if (!p->per_host || !(op == CP_XOP_ALLREDUCE || op == CP_XOP_REDUCESCATTER ||
+                          op == CP_XOP_ALLGATHER))
+        return 0;
+    if (op != CP_XOP_ALLGATHER)
+        us += intra_us(p->coll, 0, bytes);
+    if (op != CP_XOP_REDUCESCATTER)
+        us += intra_us(p->coll, 2, bytes);
+    *n = p->nranks / p->per_host;
+    *S = bytes / p->per_host;
+    return us;
+}
+
 double cp_pool_time_us(cp_pool *p, cp_xop op, double bytes, cp_pool_why *why)
 {
     cp_pool_why w;
     role rr, ro;
-    double piece, ce = INFINITY, worst = 0;
-    int k, dev = p->device_reduces &&
+    double piece, ce = INFINITY, worst = 0, S;
+    int n, k, dev = p->device_reduces &&
                  (op == CP_XOP_ALLREDUCE || op == CP_XOP_REDUCESCATTER || op == CP_XOP_REDUCE);
     memset(&w, 0, sizeof w);
     for (k = 0; k < CP_PRES_KINDS; k++)
@@ -333,15 +449,16 @@ double cp_pool_time_us(cp_pool *p, cp_xop op, double bytes, cp_pool_why *why)
     w.device_reduces = dev;
     if ((unsigned)op >= CP_XOPS || !(bytes >= 0))
         return -1;
-    if (p->nranks > 1 && bytes > 0) {
-        roles(op, p->nranks, dev, &rr, &ro);
-        streams(p, &rr, &ro, bytes, &w);
-        links(p, &rr, &ro, bytes, &w);
-        devices(p, &rr, &ro, bytes, &w);
+    w.intra_us = hierarchy(p, op, bytes, &n, &S);
+    if (n > 1 && bytes > 0) {
+        roles(op, n, dev, &rr, &ro);
+        streams(p, &rr, &ro, S, &w);
+        links(p, &rr, &ro, S, &w);
+        devices(p, &rr, &ro, S, &w);
         /* eq. PL6: readers start once the first chunk is published and
          * its doorbell seen */
-        piece = fmin(p->chunk_bytes, fmax(fmax(rr.w_frac, ro.w_frac), fmax(rr.r_frac, ro.r_frac)) *
-                                         bytes);
+        piece = fmin(p->chunk_bytes,
+                     fmax(fmax(rr.w_frac, ro.w_frac), fmax(rr.r_frac, ro.r_frac)) * S);
         for (k = 0; k < p->nranks; k++)
             ce = fmin(ce, fmin(p->copy_gbs[k], p->copy_read_gbs[k]) * 1e3);
         w.fill_us = piece / ce + p->doorbell_us;
@@ -353,5 +470,5 @@ double cp_pool_time_us(cp_pool *p, cp_xop op, double bytes, cp_pool_why *why)
     }
     if (why)
         *why = w;
-    return w.launch_us + w.fill_us + worst;
+    return w.launch_us + w.fill_us + worst + w.intra_us;
 }

@@ -21,6 +21,13 @@
  * The operations are NCCL's four, whose ids equal cp_coll_op's, and the
  * four nccl-tests also measures: Reduce, Gather, Scatter, AlltoAll.
  *
+ * Hosts of several GPUs (given the network's model, cp_coll) run AllReduce,
+ * ReduceScatter and AllGather hierarchically, as NCCL's and Horovod's
+ * hierarchical forms do: a reduce-scatter inside every host over its own
+ * fabric, the pool among each GPU's peers on the other hosts (all peer
+ * groups at once, 1/G of the bytes each), an all-gather inside every host
+ * (eq. PL7).  The other operations run flat, every GPU a rank of the pool.
+ *
  * Ownership: a cp_pool owns its arrays (cp_pool_free) and borrows the
  * topology, which must outlive it.
  */
@@ -73,6 +80,7 @@ typedef struct cp_pool_why {
     double chunk_us;               /* the fixed cost per chunk */
     long long chunks;              /* chunks on the busiest copy-engine stream */
     int device_reduces;            /* 1: the devices sum; 0: the GPUs do */
+    double intra_us;               /* hierarchical: the in-host phases' time (0: flat) */
 } cp_pool_why;
 
 typedef struct cp_pool {
@@ -91,6 +99,8 @@ typedef struct cp_pool {
     double launch_us;      /* one call's fixed cost */
     double path_lat_us;    /* slowest GPU-to-device route's latency */
     int device_reduces;    /* every device has reduce_gbs */
+    const cp_coll *coll;   /* borrowed, or NULL: the in-host phases (eq. PL7) */
+    int per_host;          /* GPUs per host when the hierarchical form applies, else 0 */
 } cp_pool;
 
 /* 1 when the topology has a pool (a cxl_switch). */
@@ -98,9 +108,11 @@ int cp_pool_present(const cp_topo *t);
 
 /* Build the model: routes from every GPU to every device of the pool,
  * copy-engine rates, chunk costs (calibration.pool or the defaults).
- * CP_EINPUT when the topology has no pool, or when a GPU reaches it only
- * through another host. */
-int cp_pool_build(const cp_topo *t, cp_pool *p, cp_err *e);
+ * `c` (may be NULL: every operation flat) is the network's model of the
+ * same topology, borrowed, for the in-host phases of the hierarchical form.
+ * CP_EINPUT when the topology has no pool, or when a GPU cannot reach it
+ * through its own host. */
+int cp_pool_build(const cp_topo *t, const cp_coll *c, cp_pool *p, cp_err *e);
 
 void cp_pool_free(cp_pool *p);
 

@@ -37,7 +37,7 @@ static void test_two_hosts_one_device(void **state)
     cp_err e;
     double us;
     (void)state;
-    assert_int_equal(cp_pool_build(t, &p, &e), CP_OK);
+    assert_int_equal(cp_pool_build(t, NULL, &p, &e), CP_OK);
     assert_int_equal(p.nranks, 2);
     assert_int_equal(p.ndev, 1);
     assert_near(p.path_lat_us, 3, 1e-12);   /* pcie 1 + port 1 + switch port 1 */
@@ -66,7 +66,7 @@ static void test_two_hosts_one_device(void **state)
      * binds.  Fill 114.8576.  T = 3470.3008 us. */
     t->nodes[cp_topo_find(t, "mem0")].reduce_gbs = 5;
     cp_pool_free(&p);
-    assert_int_equal(cp_pool_build(t, &p, &e), CP_OK);
+    assert_int_equal(cp_pool_build(t, NULL, &p, &e), CP_OK);
     us = cp_pool_time_us(&p, CP_XOP_ALLREDUCE, 8 * MiB, &w);
     assert_near(us, 3470.3008, 1e-6);
     assert_int_equal(w.bind, CP_PRES_REDUCE);
@@ -83,7 +83,7 @@ static void test_three_hosts_two_devices(void **state)
     cp_err e;
     double us;
     (void)state;
-    assert_int_equal(cp_pool_build(t, &p, &e), CP_OK);
+    assert_int_equal(cp_pool_build(t, NULL, &p, &e), CP_OK);
     assert_int_equal(p.ndev, 2);
     assert_near(p.chunk_us, 4, 1e-12);
     assert_near(p.copy_gbs[2], 16, 1e-12);
@@ -143,7 +143,7 @@ static void test_never_faster_than_host_links(void **state)
     int op;
     double s;
     (void)state;
-    assert_int_equal(cp_pool_build(t, &p, &e), CP_OK);
+    assert_int_equal(cp_pool_build(t, NULL, &p, &e), CP_OK);
     for (op = 0; op < CP_XOPS; op++)
         for (s = 1024; s <= 4.0 * 1024 * MiB; s *= 4) {
             /* bytes the busiest host pulls per byte of S, n = 3 (pool.c's
@@ -170,7 +170,7 @@ static void test_block_replicated(void **state)
     /* 2 switches x 2 devices, shared: 4 devices, not 12 */
     assert_int_equal(cp_topo_count(t, CP_MEMDEV), 4);
     assert_int_equal(cp_topo_count(t, CP_CXL_SWITCH), 2);
-    assert_int_equal(cp_pool_build(t, &p, &e), CP_OK);
+    assert_int_equal(cp_pool_build(t, NULL, &p, &e), CP_OK);
     assert_int_equal(p.nranks, 3);
     assert_int_equal(p.ndev, 4);
     /* Broadcast of 4 MiB: the root's 4 MiB (one chunk) at 40 GB/s +
@@ -194,7 +194,7 @@ static void test_no_pool(void **state)
     cp_err e;
     (void)state;
     cp_err_clear(&e);
-    assert_int_equal(cp_pool_build(t, &p, &e), CP_EINPUT);
+    assert_int_equal(cp_pool_build(t, NULL, &p, &e), CP_EINPUT);
     assert_non_null(strstr(e.msg, "no CXL pool"));
     cp_topo_free(t);
 }
