@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/pool_table.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "cost/calibrate.h"
@@ -31,8 +32,11 @@ static const char help[] =
     "      --hosts N       the measurement spanned N copies of it\n"
     "      --gpus G        ... using the first G GPUs of each (default: all)\n"
     "  -o, --output FILE   write the topology with the fitted calibration block\n"
-    "      --op OP         operation measured (default allreduce)\n"
-    "  -a, --algo ALG      algorithm NCCL used (default ring)\n"
+    "      --op OP         operation measured (default allreduce; with -a pool also\n"
+    "                      reduce, gather, scatter, alltoall)\n"
+    "  -a, --algo ALG      algorithm NCCL used (default ring), or pool: a table of\n"
+    "                      collectives through a CXL pool, fitting calibration.pool\n"
+    "                      (the busier copy engine's rate, chunk_us; docs/pool.md)\n"
     "      --launch-us US  fixed launch cost per kernel (default: the topology's, or\n"
     "                      5 us when it has no calibration block)\n"
     "      --json          the fit and the rows as JSON\n"
@@ -50,6 +54,7 @@ enum { OPT_HOSTS = 256, OPT_OP, OPT_LAUNCH, OPT_JSON, OPT_GPUS };
 typedef struct opts {
     const char *table, *topo, *out;
     int hosts, gpus, alg, json;
+    int pool, xop;   /* -a pool; the operation as a cp_xop */
     cp_coll_op op;
     double launch;   /* < 0: keep the topology's */
 } opts;
@@ -84,13 +89,16 @@ static int parse_opts(int argc, char **argv, opts *o)
                 return CP_EINPUT;
             break;
         case OPT_OP:
-            for (k = 0; k < CP_OPS && strcmp(optarg, cp_coll_op_name((cp_coll_op)k)) != 0; k++)
+            for (k = 0; k < CP_XOPS && strcmp(optarg, cp_xop_name((cp_xop)k)) != 0; k++)
                 ;
-            if (k == CP_OPS)
+            if (k == CP_XOPS)
                 return cli_usage("calibrate", "--op: unknown operation '%s'", optarg);
-            o->op = (cp_coll_op)k;
+            o->op = (cp_coll_op)(k < CP_OPS ? k : 0);
+            o->xop = k;
             break;
         case 'a':
+            if ((o->pool = strcmp(optarg, "pool") == 0))
+                break;
             for (k = 0; k < CP_ALGS && strcmp(optarg, cp_coll_alg_name((cp_coll_alg)k)) != 0; k++)
                 ;
             if (k == CP_ALGS)
@@ -112,6 +120,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("calibrate", optind >= argc ? "the nccl-tests output file is required"
                                                      : "give one nccl-tests output file");
     o->table = argv[optind];
+    if (o->xop >= CP_OPS && !o->pool)
+        return cli_usage("calibrate", "--op %s: only -a pool fits it", cp_xop_name(o->xop));
     if (!o->topo)
         return cli_usage("calibrate", "-t TOPO is required");
     if (o->out && (cp_same_file(o->out, o->topo) || cp_same_file(o->out, o->table)))
@@ -140,6 +150,7 @@ static json_t *calib_json(const cp_calib *c, const char *note)
             json_object_set_new(sub, "simple_us", cli_real(c->kind[k].simple_us, 6));
         json_object_set_new(o, cp_link_kind_name((cp_link_kind)k), sub);
     }
+    cli_pool_calib_json(o, &c->pool);
     return o;
 }
 
@@ -227,12 +238,14 @@ int cmd_calibrate(int argc, char **argv)
     cp_topo *t = NULL;
     cp_nccl_table tab;
     cp_fit fit;
+    cp_pool_fit pfit;
     cp_err e;
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc < 0 ? CP_OK : rc;
     cp_err_clear(&e);
     memset(&fit, 0, sizeof fit);
+    memset(&pfit, 0, sizeof pfit);
     memset(&tab, 0, sizeof tab);
     rc = cp_nccl_load(o.table, &tab, &e);
     if (rc == CP_OK)
@@ -242,17 +255,24 @@ int cmd_calibrate(int argc, char **argv)
             t->calib.launch_us = o.launch;
         else if (!t->calib.given)
             t->calib.launch_us = DEFAULT_LAUNCH_US;
-        rc = cli_blame(cp_calibrate(t, &tab, o.op, o.alg, &fit, &e), &e, o.table);
+        if (o.pool)
+            rc = cli_blame(cp_pool_calibrate(t, NULL, &tab, (cp_xop)o.xop, &pfit, &e), &e,
+                           o.table);
+        else
+            rc = cli_blame(cp_calibrate(t, &tab, o.op, o.alg, &fit, &e), &e, o.table);
     }
     if (rc == CP_OK && o.out)
         rc = write_topology(&o, &t->calib, &e);
-    if (rc == CP_OK) {
+    if (rc == CP_OK && o.pool)
+        rc = cli_print_pool_fit(t, &tab, &pfit, o.table, o.json, &e);
+    else if (rc == CP_OK) {
         if (o.json)
             rc = print_fit_json(t, &tab, &fit) ? cp_fail(&e, CP_EINTERNAL, "writing failed") : 0;
         else
             print_fit(&o, t, &tab, &fit);
     }
     cp_fit_free(&fit);
+    cp_pool_fit_free(&pfit);
     cp_nccl_free(&tab);
     cp_topo_free(t);
     return cli_report(rc, &e);

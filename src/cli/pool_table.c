@@ -3,7 +3,8 @@
  * the operations beyond NCCL's four (-o reduce|gather|scatter|alltoall):
  * the nccl-tests table, its JSON, and --explain naming the resource that
  * binds the pool at each size and the network's time beside it.
- * cmd_collective.c parses the options and hands them over here.
+ * cmd_collective.c parses the options and hands them over here.  Also what
+ * `calibrate -a pool` prints and writes (cmd_calibrate.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -194,4 +195,71 @@ int cli_xcollective(const cli_xopts *o)
     cp_coll_free(&m.c);
     cp_topo_free(t);
     return cli_report(rc, &e);
+}
+
+void cli_pool_calib_json(json_t *obj, const cp_calib_pool *p)
+{
+    json_t *sub;
+    if (p->copy_gbs <= 0 && p->copy_read_gbs <= 0 && p->chunk_bytes <= 0 && p->chunk_us < 0)
+        return;
+    sub = json_object();
+    if (p->copy_gbs > 0)
+        json_object_set_new(sub, "copy_gbs", cli_real(p->copy_gbs, 6));
+    if (p->copy_read_gbs > 0)
+        json_object_set_new(sub, "copy_read_gbs", cli_real(p->copy_read_gbs, 6));
+    if (p->chunk_bytes > 0)
+        json_object_set_new(sub, "chunk_bytes", cli_real(p->chunk_bytes, 0));
+    if (p->chunk_us >= 0)
+        json_object_set_new(sub, "chunk_us", cli_real(p->chunk_us, 6));
+    json_object_set_new(obj, "pool", sub);
+}
+
+static int print_fit_json(const cp_topo *t, const cp_nccl_table *tab, const cp_pool_fit *f)
+{
+    json_t *root = json_object(), *rows = json_array(), *cal = json_object();
+    int i;
+    json_object_set_new(root, "topology", json_string(t->name));
+    json_object_set_new(root, "algorithm", json_string("pool"));
+    json_object_set_new(root, "operation", json_string(cp_xop_name(f->op)));
+    cli_pool_calib_json(cal, &t->calib.pool);
+    json_object_set_new(root, "calibration", cal);
+    json_object_set_new(root, "binding", json_string(cp_pool_res_name(f->bind)));
+    for (i = 0; i < tab->nrows; i++) {
+        json_t *r = json_object();
+        json_object_set_new(r, "bytes", json_real(tab->rows[i].bytes));
+        json_object_set_new(r, "measured_us", cli_real(tab->rows[i].time_us, 3));
+        json_object_set_new(r, "predicted_us", cli_real(f->pred_us[i], 3));
+        json_object_set_new(r, "error", cli_real((f->pred_us[i] - tab->rows[i].time_us) /
+                                                     tab->rows[i].time_us, 4));
+        json_array_append_new(rows, r);
+    }
+    json_object_set_new(root, "rows", rows);
+    return cli_dump_json(root, stdout);
+}
+
+int cli_print_pool_fit(const cp_topo *t, const cp_nccl_table *tab, const cp_pool_fit *f,
+                       const char *table, int json, cp_err *e)
+{
+    const char *side = f->read_side ? "copy_read_gbs" : "copy_gbs";
+    int i;
+    if (json)
+        return print_fit_json(t, tab, f) ? cp_fail(e, CP_EINTERNAL, "writing output failed")
+                                         : CP_OK;
+    printf("# calibrate: %s on %s (%d GPUs), %s through the pool\n", table, t->name, t->ngpus,
+           cp_xop_name(f->op));
+    if (f->rate_fitted)
+        printf("# %s: %.3f -> %.3f GB/s (the busier copy-engine stream binds)\n", side,
+               f->rate_before, f->rate_after);
+    else
+        printf("# %s: %.3f kept (%s binds the largest size: the copy engine is not seen)\n",
+               side, f->rate_before, cp_pool_res_name(f->bind));
+    printf("# chunk_us: %.3f -> %.3f; launch_us %.3f held; rms error %.2f%%\n",
+           f->chunk_before, f->chunk_after, t->calib.launch_us, 100 * f->rms_error);
+    printf("#%12s  %12s  %12s  %8s\n", "size (B)", "measured us", "predicted us", "error");
+    for (i = 0; i < tab->nrows; i++) {
+        const cp_nccl_row *r = &tab->rows[i];
+        printf(" %12.0f  %12.2f  %12.2f  %+7.1f%%\n", r->bytes, r->time_us, f->pred_us[i],
+               100 * (f->pred_us[i] - r->time_us) / r->time_us);
+    }
+    return CP_OK;
 }

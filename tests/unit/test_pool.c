@@ -16,6 +16,7 @@
 #include "testutil.h"
 
 #include "cost/pool.h"
+#include "cost/pool_calib.h"
 #include "load/load.h"
 
 #define MiB 1048576.0
@@ -199,6 +200,51 @@ static void test_no_pool(void **state)
     cp_topo_free(t);
 }
 
+/* calibrate on a table made from the closed form: pool-3host-2dev's
+ * AllGather with pulls at 12 GB/s and 6 us a chunk (the file says 16 and
+ * 4).  At S = 3 MiB x 2^k each rank pulls two pieces of 2^k MiB in 2 x 2^k
+ * chunks: the read stream, 2^k (2 MiB / 12e3 + 12) us, binds (the devices'
+ * writes take 2^k x 157.3, the switch ports 2^k x 125.8); fill = a 1 MiB
+ * chunk at 12 GB/s + the 10 us doorbell; T_k = 5 + 1 MiB / 12e3 + 10 +
+ * 2^k (2 MiB / 12e3 + 12).  The fit must find 12 and 6 again. */
+static void test_calibrate_closed_form(void **state)
+{
+    cp_topo *t = load("tests/data/good/topo/pool-3host-2dev.json", 1);
+    cp_nccl_table tab;
+    cp_pool_fit f;
+    cp_err e;
+    char text[4096], *path;
+    size_t len = 0;
+    int k;
+    (void)state;
+    len += (size_t)snprintf(text + len, sizeof text - len, "# nThread 1 nGpus 1\n");
+    for (k = 0; k <= 8; k++) {
+        double S = 3 * MiB * (1 << k);
+        double us = 5 + MiB / 12e3 + 10 + (1 << k) * (2 * MiB / 12e3 + 12);
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "%12.0f %10.0f float none -1 %10.3f 0 0 0 %10.3f 0 0 0\n", S,
+                                S / 4, us, us);
+    }
+    path = write_temp(text);
+    cp_err_clear(&e);
+    assert_int_equal(cp_nccl_load(path, &tab, &e), CP_OK);
+    assert_int_equal(tab.nrows, 9);
+    assert_int_equal(cp_pool_calibrate(t, NULL, &tab, CP_XOP_ALLGATHER, &f, &e), CP_OK);
+    assert_int_equal(f.read_side, 1);
+    assert_int_equal(f.rate_fitted, 1);
+    assert_near(f.rate_before, 16, 1e-12);
+    assert_near(f.chunk_before, 4, 1e-12);
+    assert_near(f.rate_after, 12, 12e-4);
+    assert_near(f.chunk_after, 6, 6e-3);
+    assert_true(f.rms_error < 1e-4);
+    assert_near(t->calib.pool.copy_read_gbs, f.rate_after, 1e-12);
+    assert_near(t->calib.pool.copy_gbs, 16, 1e-12); /* the publish side untouched */
+    cp_pool_fit_free(&f);
+    cp_nccl_free(&tab);
+    drop_temp(path);
+    cp_topo_free(t);
+}
+
 static void test_busbw_factors(void **state)
 {
     (void)state;
@@ -218,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_never_faster_than_host_links),
         cmocka_unit_test(test_block_replicated),
         cmocka_unit_test(test_no_pool),
+        cmocka_unit_test(test_calibrate_closed_form),
         cmocka_unit_test(test_busbw_factors),
     };
     return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
