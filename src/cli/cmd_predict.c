@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/pool_table.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
@@ -39,7 +40,8 @@ static const char help[] =
     "                          one this machine can run): ring, tree, auto (what NCCL\n"
     "                          would pick per bucket), hier (Horovod hierarchical),\n"
     "                          collnet (in-network reduction, SHARP), ps (parameter\n"
-    "                          server in CPU memory), best (fastest per bucket)\n"
+    "                          server in CPU memory), best (fastest per bucket),\n"
+    "                          pool (through the shared CXL pool, docs/pool.md)\n"
     "      --hosts N           replicate a single-host topology N times\n"
     "      --gpus G            use the first G GPUs of each host (as\n"
     "                          CUDA_VISIBLE_DEVICES=0..G-1); default: all\n"
@@ -156,7 +158,7 @@ static int parse_list(const char *arg, opts *o)
         int k;
         if (cp_strategy_parse(tok, &s))
             return cli_usage("predict", "-s: unknown strategy '%s' (ring, tree, auto, hier, ps, "
-                             "proxy, coarse, best)", tok);
+                             "proxy, coarse, best, pool)", tok);
         for (k = 0; k < o->nlist; k++)
             if (o->list[k] == s)
                 return cli_usage("predict", "-s: '%s' given twice", tok);
@@ -319,7 +321,7 @@ static int default_list(const cp_predictor *pr, opts *o, int keep_runs, cp_predi
                         cp_err *e)
 {
     static const cp_strategy all[] = {CP_S_RING,  CP_S_TREE,  CP_S_AUTO,   CP_S_HIER, CP_S_COLLNET,
-                                      CP_S_PS,    CP_S_PROXY, CP_S_COARSE, CP_S_BEST};
+                                      CP_S_PS,    CP_S_PROXY, CP_S_COARSE, CP_S_BEST, CP_S_POOL};
     size_t k;
     o->nlist = 0;
     for (k = 0; k < sizeof all / sizeof all[0]; k++) {
@@ -575,7 +577,7 @@ static int whatif(const opts *o, const cp_model *m, const cp_topo *t, const cp_p
         else if (rc == CP_OK)
             printf("%-24s %12s\n", label, "unavailable");
     }
-    return rc;
+    return rc == CP_OK ? cli_pool_whatif(m, t, &o->p, e) : rc;
 }
 
 /* Strategy s on the file's first `gpus` GPUs per host, `hosts` times over:

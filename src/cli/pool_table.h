@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "cost/pool_calib.h"
+#include "predict/predict.h"
 
 typedef struct cli_xopts {
     const char *topo;
@@ -25,6 +26,13 @@ typedef struct cli_xopts {
 
 /* Run the command; the exit status (errors already reported). */
 int cli_xcollective(const cli_xopts *o);
+
+/* predict --what-if on a machine with a pool (nothing otherwise): the
+ * largest operation of `s`'s run through the pool against the network
+ * (auto), the resource that binds the pool, and the iteration of strategy
+ * pool with its copy engines, its devices and its links twice as fast. */
+int cli_pool_whatif(const cp_model *m, const cp_topo *t, const cp_predict_opts *po,
+                    cp_err *e);
 
 /* calibrate -a pool: add calibration.pool to a calibration block `obj` when
  * any of its figures is set. */

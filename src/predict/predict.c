@@ -8,10 +8,11 @@
 #include <string.h>
 
 #include "predict/predict.h"
+#include "predict/pool_strategy.h"
 #include "predict/sharded.h"
 
 static const char *const strategy_names[CP_STRATEGIES] = {
-    "ring", "tree", "auto", "hier", "collnet", "ps", "proxy", "coarse", "best"};
+    "ring", "tree", "auto", "hier", "collnet", "ps", "proxy", "coarse", "best", "pool"};
 
 #define MIB CP_MIB
 
@@ -283,7 +284,8 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
     } else {
         p->have_coll = 1;
     }
-    if (p->tp > 1 && (rc = add_tensor_parallel(p, o, e))) {
+    if ((rc = cp_pool_predictor_attach(p, like, e)) ||
+        (p->tp > 1 && (rc = add_tensor_parallel(p, o, e)))) {
         cp_predictor_free(p);
         return rc;
     }
@@ -293,6 +295,7 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
 
 void cp_predictor_free(cp_predictor *p)
 {
+    cp_pool_predictor_detach(p);
     if (p->have_coll)
         cp_coll_free(&p->coll);
     cp_compute_free(&p->comp);
@@ -324,6 +327,7 @@ double cp_strategy_coll_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, 
         return 0;
     switch (s) {
     case CP_S_AUTO: *alg = cp_coll_best(&p->coll, op, bytes, &us); break;
+    case CP_S_POOL: return (us = cp_pool_strategy_us(p, op, bytes)) < 0 ? -1 : us / 1e3;
     case CP_S_BEST:
         for (a = 0; a < CP_ALGS; a++) {
             double x = cp_coll_time_us(&p->coll, op, (cp_coll_alg)a, bytes);
@@ -368,7 +372,7 @@ static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, cons
         return ms < 0 ? -1 : ms / 1e3;
     }
     ms = cp_strategy_coll_ms(p, s, CP_OP_ALLREDUCE, bytes, &alg, proto);
-    *how = alg == CP_ALGS ? "none" : cp_coll_alg_name(alg);
+    *how = s == CP_S_POOL ? "pool" : alg == CP_ALGS ? "none" : cp_coll_alg_name(alg);
     return ms;
 }
 
@@ -380,6 +384,8 @@ static void why_not(const cp_predictor *p, cp_strategy s, cp_framework f, cp_pre
         snprintf(out->why_not, sizeof out->why_not,
                  "under --tp each GPU all-reduces its 1/T of the gradients with its peers on "
                  "the other hosts: ring, auto or best");
+    else if (s == CP_S_POOL)
+        snprintf(out->why_not, sizeof out->why_not, "%s", cp_pool_strategy_why_not(p));
     else if (alg == CP_ALGS && f == CP_FW_MIRRORED)
         snprintf(out->why_not, sizeof out->why_not,
                  "the COARSE planner routes DDP's buckets as they become ready; mirrored "

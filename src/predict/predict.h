@@ -29,6 +29,7 @@
 typedef enum cp_strategy {
     CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_HIER, CP_S_COLLNET, CP_S_PS, CP_S_PROXY, CP_S_COARSE,
     CP_S_BEST,
+    CP_S_POOL,      /* every byte through the shared CXL pool (pool_strategy.h) */
     CP_STRATEGIES
 } cp_strategy;
 
@@ -211,6 +212,8 @@ typedef struct cp_predictor {
                                 micro-batch, inside the compute timeline (eq. T1) */
     int tp;                  /* tensor-parallel degree, 1 without */
     const char *compute_source; /* "measured", "model" or "estimated" (eq. P0) */
+    struct cp_pool *pool;    /* the shared CXL pool's model, or NULL (pool_strategy.h) */
+    int have_pool;           /* 1: pool is owned */
 } cp_predictor;
 
 /* The compute spans of a DDP or Horovod iteration (or a plan's, which

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "predict/pool_strategy.h"
 #include "predict/sharded.h"
 
 #define MIB CP_MIB
@@ -75,6 +76,8 @@ static double scoped_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, sco
     if (sc == SC_ALL) {
         us = cp_strategy_coll_ms(p, s, op, bytes, &alg, proto);
         *how = alg == CP_ALGS ? "none" : how_names[op == CP_OP_REDUCESCATTER][alg];
+        if (s == CP_S_POOL)
+            *how = op == CP_OP_REDUCESCATTER ? "reducescatter/pool" : "allgather/pool";
         return us;
     }
     if (s != CP_S_RING && s != CP_S_AUTO && s != CP_S_BEST)
@@ -807,6 +810,12 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
     rc = o->framework == CP_FW_FSDP    ? run_fsdp(p, s, o, keep_runs, out, &end, e)
          : o->framework == CP_FW_ZERO3 ? run_zero3(p, s, o, keep_runs, out, &end, e)
                                        : run_zero2(p, s, o, keep_runs, out, &end, e);
+    if (rc == 1 && s == CP_S_POOL) {
+        cp_prediction_free(out);
+        out->available = 0;
+        snprintf(out->why_not, sizeof out->why_not, "%s", cp_pool_strategy_why_not(p));
+        return CP_OK;
+    }
     if (rc == 1) {
         cp_prediction_free(out);
         out->available = 0;
