@@ -1,6 +1,7 @@
 /*
  * cli.c - helpers shared by the subcommands (see cli.h).
  */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -98,7 +99,9 @@ int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p
     case CLI_OPT_FW: return cli_parse_framework(cmd, arg, &p->framework);
     case CLI_OPT_WRAP: return cli_parse_wrap(cmd, arg, &p->fsdp_wrap_mb);
     case CLI_OPT_SHARDING: return cli_parse_sharding(cmd, arg, &p->fsdp_sharding);
-    case CLI_OPT_OFFLOAD: p->offload = 1; return CP_OK;
+    case CLI_OPT_OFFLOAD:
+        p->offload = arg && strcmp(arg, "pool") == 0 ? CP_OFFLOAD_POOL : CP_OFFLOAD_CPU;
+        return CP_OK;
     case CLI_OPT_HOOK:
         if (strcmp(arg, "none") == 0)
             p->comm_hook = 0;
@@ -119,7 +122,10 @@ int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
         return cli_usage(cmd, "--fsdp-sharding is for --framework fsdp");
     if (p->comm_hook && p->framework != CP_FW_DDP)
         return cli_usage(cmd, "--comm-hook is a DDP communication hook (--framework ddp)");
-    if (p->offload && !cp_framework_deepspeed(p->framework))
+    if (p->offload == CP_OFFLOAD_POOL && !cp_framework_sharded(p->framework))
+        return cli_usage(cmd, "--offload pool is for the sharded frameworks (--framework "
+                              "zero1, zero2, zero3 or fsdp)");
+    if (p->offload == CP_OFFLOAD_CPU && !cp_framework_deepspeed(p->framework))
         return cli_usage(cmd, "--offload is DeepSpeed's offload_optimizer (--framework zero1, "
                               "zero2 or zero3)");
     if (!cp_framework_deepspeed(p->framework))
@@ -173,4 +179,11 @@ int cli_dump_json(json_t *v, FILE *f)
 json_t *cli_real(double x, int decimals)
 {
     return json_real(cp_round(x, decimals));
+}
+
+const char *cli_offload_arg(int argc, char **argv)
+{
+    if (optind < argc && (strcmp(argv[optind], "pool") == 0 || strcmp(argv[optind], "cpu") == 0))
+        return argv[optind++];
+    return NULL;
 }

@@ -74,6 +74,10 @@ int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out);
  * parsed: ZeRO-2 buckets default to DeepSpeed's (bucket_mb 0) unless
  * --bucket-mb was given; --fsdp-wrap and --fsdp-sharding are for FSDP
  * only, --offload for ZeRO.  0 or a usage error (2). */
+/* --offload [cpu|pool]: the word after --offload when it is one of those
+ * (consumed: optind moves past it), else NULL (cpu). */
+const char *cli_offload_arg(int argc, char **argv);
+
 int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given);
 
 /* A whole-number option in [1, max]; 0 or a usage error (2) naming opt. */

@@ -21,7 +21,7 @@ static const char help[] =
     "                           [--bucket-mb B] [--compute-scale F] [--grad-dtype T]\n"
     "                           [--accum-steps K] [--bucket-view]\n"
     "                           [--framework ddp|horovod|zero1|zero2|fsdp|zero3|mirrored]\n"
-    "                           [--offload] [--jitter CV]\n"
+    "                           [--offload [cpu|pool]] [--jitter CV]\n"
     "                           [--fsdp-wrap block|layer|MB] [--fsdp-sharding S]\n"
     "                           [--comm-hook none|fp16|bf16]\n"
     "                           [--memdev-gbs X[,X..]] [--svg CHART.svg]\n"
@@ -138,7 +138,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_MRED: rc = add_numbers("--memdev-reduce-gbs", optarg, o->mred, &o->nmr); break;
         case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
         default:
-            if ((rc = cli_model_option("compare", c, optarg, &o->p)) < 0)
+            if ((rc = cli_model_option("compare", c,
+                                       c == CLI_OPT_OFFLOAD ? cli_offload_arg(argc, argv) : optarg,
+                                       &o->p)) < 0)
                 return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
         }
     }

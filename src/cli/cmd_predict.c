@@ -18,7 +18,8 @@
 static const char help[] =
     "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N] [--gpus G]\n"
     "                           [--compute-ms T] [--mfu F] [--compute-scale F]\n"
-    "                           [--framework F] [--offload] [--tp T] [--fsdp-wrap W]\n"
+    "                           [--framework F] [--offload [cpu|pool]] [--tp T]\n"
+    "                           [--fsdp-wrap W]\n"
     "                           [--fsdp-sharding S] [--comm-hook none|fp16|bf16]\n"
     "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
     "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
@@ -71,6 +72,9 @@ static const char help[] =
     "      --offload           DeepSpeed offload_optimizer to the CPU (zero1, zero2,\n"
     "                          zero3): reduced shards copied to host memory, the\n"
     "                          sockets step the optimizer, parameters copied back\n"
+    "      --offload pool      optimizer states (and under zero3 and fsdp parameter\n"
+    "                          shards) in the machine's CXL pool, copied over its\n"
+    "                          links (docs/pool.md); zero1, zero2, zero3, fsdp\n"
     "      --fsdp-sharding S   FSDP sharding_strategy: full (FULL_SHARD, default),\n"
     "                          grad-op (SHARD_GRAD_OP: parameters kept from forward\n"
     "                          to backward), hybrid (HYBRID_SHARD: shard inside each\n"
@@ -267,7 +271,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_SCALING: o->scaling = 1; break;
         case ':': return cli_usage("predict", "option '%s' needs a value", argv[optind - 1]);
         default:
-            if ((rc = cli_model_option("predict", c, optarg, &o->p)) < 0)
+            if ((rc = cli_model_option("predict", c,
+                                       c == CLI_OPT_OFFLOAD ? cli_offload_arg(argc, argv) : optarg,
+                                       &o->p)) < 0)
                 return cli_usage("predict", "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -762,6 +768,8 @@ static int run(const opts *oin, cp_err *e)
         print_timeline(&o, res);
     else
         print_table(&o, &pr, res, ring_ms, &mem);
+    if (rc == CP_OK && !o.json && !o.csv && !o.timeline)
+        rc = cli_pool_memory_note(&pr, &o.p, &mem, e);
     if (o.whatif) {
         printf("\n");
         rc = whatif(&o, m, t, &res[0], e);

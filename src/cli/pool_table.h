@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "cost/pool_calib.h"
+#include "predict/memory.h"
 #include "predict/predict.h"
 
 typedef struct cli_xopts {
@@ -33,6 +34,12 @@ int cli_xcollective(const cli_xopts *o);
  * pool with its copy engines, its devices and its links twice as fast. */
 int cli_pool_whatif(const cp_model *m, const cp_topo *t, const cp_predict_opts *po,
                     cp_err *e);
+
+/* predict with --offload pool (nothing otherwise): what the pool holds per
+ * GPU and in all, against the pool's capacity, and the model states per
+ * GPU without the offload, whether they fit. */
+int cli_pool_memory_note(const cp_predictor *pr, const cp_predict_opts *o, const cp_mem *mem,
+                         cp_err *e);
 
 /* calibrate -a pool: add calibration.pool to a calibration block `obj` when
  * any of its figures is set. */

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/pool_table.h"
+#include "predict/memory.h"
 #include "predict/pool_strategy.h"
 
 /* The largest operation the pool strategy's run issues: its bytes and
@@ -134,4 +135,32 @@ int cli_pool_whatif(const cp_model *m, const cp_topo *t, const cp_predict_opts *
     cp_prediction_free(&r);
     cp_predictor_free(&pr);
     return rc;
+}
+
+int cli_pool_memory_note(const cp_predictor *pr, const cp_predict_opts *o, const cp_mem *mem,
+                         cp_err *e)
+{
+    const cp_topo *t = pr->topo;
+    cp_predict_opts without = *o;
+    cp_mem m0;
+    double cap = 0;
+    int i, rc;
+    if (o->offload != CP_OFFLOAD_POOL)
+        return CP_OK;
+    for (i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].kind == CP_MEMDEV && t->nodes[i].host < 0)
+            cap += t->nodes[i].capacity_gb * 1e9;
+    without.offload = 0;
+    if ((rc = cp_model_states(pr, &without, &m0, e)))
+        return rc;
+    printf("# --offload pool: %.3f GB per GPU in the pool (%s), %.1f GB for all %d GPUs of the "
+           "pool's %.1f GB%s\n", mem->pooled / 1e9,
+           o->framework == CP_FW_ZERO3 || o->framework == CP_FW_FSDP
+               ? "optimizer states and parameter shards" : "optimizer states",
+           mem->pooled * t->ngpus / 1e9, t->ngpus, cap / 1e9,
+           cap > 0 && mem->pooled * t->ngpus > cap ? ": does not fit in the pool" : "");
+    printf("# without it: %.3f GB of model states per GPU%s%s\n", m0.states / 1e9,
+           m0.capacity > 0 ? (m0.total <= m0.capacity ? ", fits" : ", does not fit") : "",
+           m0.capacity > 0 ? " with the activations" : "");
+    return CP_OK;
 }

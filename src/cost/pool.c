@@ -472,3 +472,29 @@ double cp_pool_time_us(cp_pool *p, cp_xop op, double bytes, cp_pool_why *why)
         *why = w;
     return w.launch_us + w.fill_us + worst + w.intra_us;
 }
+
+double cp_pool_copy_us(cp_pool *p, double rd, double wr, cp_pool_why *why)
+{
+    cp_pool_why w;
+    role r = mk(wr > 0, wr, rd > 0, rd);
+    double worst = 0;
+    int k;
+    memset(&w, 0, sizeof w);
+    for (k = 0; k < CP_PRES_KINDS; k++)
+        w.res_where[k] = -1;
+    w.launch_us = p->launch_us;
+    w.chunk_us = p->chunk_us;
+    if (!(rd >= 0 && wr >= 0))
+        return -1;
+    streams(p, &r, &r, 1, &w);
+    links(p, &r, &r, 1, &w);
+    devices(p, &r, &r, 1, &w);
+    for (k = 0; k < CP_PRES_KINDS; k++)
+        if (w.res_us[k] > worst) {
+            worst = w.res_us[k];
+            w.bind = (cp_pool_res)k;
+        }
+    if (why)
+        *why = w;
+    return w.launch_us + worst;
+}

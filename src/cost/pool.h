@@ -122,6 +122,12 @@ void cp_pool_free(cp_pool *p);
  * it uses the pool's scratch. */
 double cp_pool_time_us(cp_pool *p, cp_xop op, double bytes, cp_pool_why *why);
 
+/* Eq. PL8: time in us of every GPU pulling `rd` and publishing `wr` bytes
+ * of its own (no exchange: offloaded optimizer states and parameter
+ * shards), spread over the devices, both streams at once; no doorbell.
+ * *why when not NULL.  Not thread-safe. */
+double cp_pool_copy_us(cp_pool *p, double rd, double wr, cp_pool_why *why);
+
 /* "copy engine (write)", "copy engine (read)", "link", "device",
  * "device reduction". */
 const char *cp_pool_res_name(cp_pool_res r);

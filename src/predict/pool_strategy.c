@@ -6,11 +6,19 @@
  */
 #include <stdlib.h>
 
+#include "predict/memory.h"
 #include "predict/pool_strategy.h"
 
-int cp_pool_predictor_attach(cp_predictor *p, const cp_predictor *like, cp_err *e)
+int cp_pool_predictor_attach(cp_predictor *p, const cp_predictor *like,
+                             const cp_predict_opts *o, cp_err *e)
 {
     int rc;
+    p->pool_params = o->offload == CP_OFFLOAD_POOL &&
+                     (o->framework == CP_FW_ZERO3 || o->framework == CP_FW_FSDP);
+    if (o->offload == CP_OFFLOAD_POOL && !cp_pool_present(p->topo))
+        return cp_fail_at(e, CP_EINPUT, p->topo->src_path, 0, 0, NULL,
+                          "--offload pool: %s has no CXL pool (no cxl_switch node, no pool "
+                          "block)", p->topo->name);
     if (like) {
         p->pool = like->pool;
         return CP_OK;
@@ -49,6 +57,25 @@ double cp_pool_strategy_us(const cp_predictor *p, cp_coll_op op, double bytes)
 
 const char *cp_pool_strategy_why_not(const cp_predictor *p)
 {
-    (void)p;
+    if (p->pool)
+        return "the pool runs collectives over every GPU; hybrid sharding's in-host and "
+               "peer operations and --tp's are the network's";
     return "the machine has no CXL pool (no cxl_switch node, no pool block)";
+}
+
+double cp_pool_copy_ms(const cp_predictor *p, double rd, double wr)
+{
+    if (!p->pool || !(rd > 0 || wr > 0))
+        return 0;
+    return cp_pool_copy_us(p->pool, rd, wr, NULL) / 1e3;
+}
+
+double cp_pool_offload_step_ms(const cp_predictor *p, const cp_predict_opts *o, int group)
+{
+    double shard = (double)p->model->params / (group > 0 ? group : 1);
+    double states = shard * cp_optimizer_bytes(o->optimizer, p->elem_bytes);
+    double params = p->pool_params ? shard * p->elem_bytes : 0;
+    if (o->offload != CP_OFFLOAD_POOL)
+        return 0;
+    return cp_pool_copy_ms(p, states, 0) + cp_pool_copy_ms(p, 0, states + params);
 }

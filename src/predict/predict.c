@@ -284,7 +284,7 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
     } else {
         p->have_coll = 1;
     }
-    if ((rc = cp_pool_predictor_attach(p, like, e)) ||
+    if ((rc = cp_pool_predictor_attach(p, like, o, e)) ||
         (p->tp > 1 && (rc = add_tensor_parallel(p, o, e)))) {
         cp_predictor_free(p);
         return rc;

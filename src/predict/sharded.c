@@ -129,6 +129,11 @@ static double issue_in(const cp_predictor *p, cp_strategy s, cp_coll_op op, scop
         return at;
     if ((d = scoped_ms(p, s, op, sc, bytes, &how, &proto)) < 0)
         return -1;
+    if (op == CP_OP_ALLGATHER && p->pool_params) { /* eq. PL8: each GPU's shard first */
+        double shard = bytes / (sc == SC_ALL ? p->topo->ngpus : p->coll.per_host);
+        at = queue_op(out, cap, stream, at, times * cp_pool_copy_ms(p, shard, 0),
+                      shard * times, 0, "pool->gpu", "-");
+    }
     return queue_op(out, cap, stream, at, d * times, bytes * times, nt, how, proto);
 }
 
@@ -163,6 +168,9 @@ double cp_offload_step_bytes(int optimizer, int grad_bytes)
  * nothing when the optimizer runs on the host (eq. Z6). */
 static double gpu_step_ms(const cp_predictor *p, const cp_predict_opts *o, int group)
 {
+    if (o->offload == CP_OFFLOAD_POOL) /* eq. PL8: states to and from the pool around it */
+        return p->comp.optimizer_ms / (group > 0 ? group : 1) +
+               cp_pool_offload_step_ms(p, o, group);
     return o->offload ? 0 : p->comp.optimizer_ms / (group > 0 ? group : 1);
 }
 
@@ -199,7 +207,7 @@ static int optimizer_step(const cp_predictor *p, const cp_predict_opts *o, doubl
                           double *stream, cp_prediction *out, int cap)
 {
     double start = at > *stream ? at : *stream, cpu;
-    if (!o->offload) {
+    if (o->offload != CP_OFFLOAD_CPU) {
         *stream = start + gpu_step_ms(p, o, p->topo->ngpus);
         return cp_prediction_span(out, start, *stream, CP_SPAN_OPTIMIZER);
     }
@@ -243,7 +251,8 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
     for (i = 0; i < bk.n; i++)
         total += bk.b[i].bytes;
     /* reduce-scatters, then the full all-gathers and the rest */
-    if ((rc = alloc_runs(out, keep, bk.n * (o->offload ? 2 : 1), reduces, 3, &n, e))) {
+    if ((rc = alloc_runs(out, keep, bk.n * (o->offload == CP_OFFLOAD_CPU ? 2 : 1), reduces, 3,
+                         &n, e))) {
         cp_buckets_free(&bk);
         return rc;
     }
@@ -251,7 +260,7 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
      * times are the last micro-batch's, k earlier ones k x micro before */
     for (k = reduces - 1; k >= 0; k--)
         for (i = 0; i < bk.n; i++)
-            if (reduce_bucket(p, s, o->offload, bk.b[i].bytes, bk.b[i].count,
+            if (reduce_bucket(p, s, o->offload == CP_OFFLOAD_CPU, bk.b[i].bytes, bk.b[i].count,
                               stage1 ? backward_end : bk.b[i].ready_ms - k * micro, &stream,
                               out, n) < 0) {
                 cp_buckets_free(&bk);
@@ -487,7 +496,7 @@ static int run_fsdp(const cp_predictor *p, cp_strategy s, const cp_predict_opts 
 {
     const cp_model *m = p->model;
     int L = m->nlayers, l, k, K = o->accum_steps > 1 ? o->accum_steps : 1, rc = CP_OK;
-    double stream = 0, t = 0, per = 4.0 * L + 6;
+    double stream = 0, t = 0, per = 4.0 * L * (p->pool_params ? 2 : 1) + 6;
     fsdp_run r;
     fsdp_state f;
     memset(&r, 0, sizeof r);
@@ -696,7 +705,7 @@ static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts
 {
     double cap = cp_zero_bucket_bytes(p, o);
     double t = 0, stream = 0;
-    double per = (o->offload ? 4.0 : 3.0) * p->model->nlayers + 3;
+    double per = (o->offload ? 4.0 : 3.0) * p->model->nlayers * (p->pool_params ? 2 : 1) + 3;
     int k, K = o->accum_steps > 1 ? o->accum_steps : 1, rc, cap_runs;
     zero3_state z;
     if ((rc = alloc_runs(out, keep, per, K, 0, &cap_runs, e)))
@@ -705,7 +714,7 @@ static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts
         zero3_free(&z);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
-    z.offload = o->offload;
+    z.offload = o->offload == CP_OFFLOAD_CPU;
     for (k = 0; k < K && rc == CP_OK; k++)
         rc = zero3_micro(p, s, &z, cap, &t, &stream, out, cap_runs);
     if (rc == CP_OK) {
@@ -799,7 +808,7 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
     int rc;
     memset(out, 0, sizeof *out);
     out->strategy = s;
-    if (o->offload && !(p->coll.host_mem_gbs > 0)) {
+    if (o->offload == CP_OFFLOAD_CPU && !(p->coll.host_mem_gbs > 0)) {
         snprintf(out->why_not, sizeof out->why_not,
                  "optimizer offload needs CPU sockets with reduce_gbs (how fast host memory "
                  "streams) on the GPUs' host");
@@ -830,6 +839,11 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
         return rc;
     out->available = 1;
     out->iteration_ms = end + opt;
+    if (o->offload == CP_OFFLOAD_POOL) { /* eq. PL8: the step's pool copies communicate */
+        double pc = cp_pool_offload_step_ms(p, o, group);
+        out->compute_ms -= pc;
+        out->comm_ms += pc;
+    }
     /* ZeRO-2 and ZeRO-3 step before their last gathers (their spans say so) */
     if (o->framework == CP_FW_FSDP &&
         cp_prediction_span(out, end, out->iteration_ms, CP_SPAN_OPTIMIZER))

@@ -18,6 +18,7 @@
 #include "cost/pool.h"
 #include "cost/pool_calib.h"
 #include "load/load.h"
+#include "predict/pool_strategy.h"
 
 #define MiB 1048576.0
 
@@ -245,6 +246,64 @@ static void test_calibrate_closed_form(void **state)
     cp_topo_free(t);
 }
 
+/* The pool strategy and --offload pool through the predictor, on
+ * pool-3host-2dev with one fp32 tensor of 1,179,648 parameters (4.5 MiB of
+ * gradients; a 393,216-parameter shard on each of the 3 GPUs). */
+static void test_strategy_and_offload(void **state)
+{
+    static const char model[] =
+        "{\"name\": \"one\", \"dtype\": \"fp32\", \"tensors\": "
+        "[{\"name\": \"w\", \"numel\": 1179648, \"layer\": 0}], "
+        "\"compute\": {\"iteration_ms\": 10}}";
+    cp_topo *t = load("tests/data/good/topo/pool-3host-2dev.json", 1);
+    char *path = write_temp(model);
+    cp_model *m = NULL;
+    cp_predictor pr;
+    cp_predict_opts o;
+    cp_coll_alg alg;
+    const char *proto;
+    cp_err e;
+    (void)state;
+    cp_err_clear(&e);
+    assert_int_equal(cp_model_load(path, &m, &e), CP_OK);
+    cp_predict_opts_default(&o);
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    /* the 3 MiB AllReduce of test_three_hosts_two_devices: 552.3952 us */
+    assert_near(cp_strategy_coll_ms(&pr, CP_S_POOL, CP_OP_ALLREDUCE, 3 * MiB, &alg, &proto),
+                0.5523952, 1e-9);
+    /* every GPU pulls 3 MiB of its own (3 chunks): read stream 196.608 +
+     * 12 = 208.608 binds (devices: 4.5 MiB read each at 24 = 196.608;
+     * switch ports 4.5 MiB at 25 = 188.74); no doorbell; + launch 5 */
+    assert_near(cp_pool_copy_ms(&pr, 3 * MiB, 0), 0.213608, 1e-9);
+    cp_predictor_free(&pr);
+
+    /* FSDP with --offload pool: Adam fp32 states, 8 bytes a parameter, of
+     * the 393,216-parameter shard = 3 MiB pulled (0.213608 ms) before the
+     * step; after it the states and the 1.5 MiB parameter shard published:
+     * 4.5 MiB a GPU, the devices absorb 3 x 4.5 / 2 = 6.75 MiB each at 10
+     * GB/s = 707.7888 us (write stream 294.912 + 5 x 4 = 314.912), + launch
+     * 5.  Together 0.213608 + 0.7127888 = 0.9263968 ms. */
+    o.framework = CP_FW_FSDP;
+    o.offload = CP_OFFLOAD_POOL;
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
+    assert_int_equal(pr.pool_params, 1);
+    assert_near(cp_pool_offload_step_ms(&pr, &o, 3), 0.9263968, 1e-9);
+    cp_predictor_free(&pr);
+    cp_model_free(m);
+    drop_temp(path);
+    cp_topo_free(t);
+
+    /* no pool: --offload pool is refused */
+    t = load("topologies/dgx1-v100.json", 1);
+    path = write_temp(model);
+    assert_int_equal(cp_model_load(path, &m, &e), CP_OK);
+    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "--offload pool"));
+    cp_model_free(m);
+    drop_temp(path);
+    cp_topo_free(t);
+}
+
 static void test_busbw_factors(void **state)
 {
     (void)state;
@@ -265,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_block_replicated),
         cmocka_unit_test(test_no_pool),
         cmocka_unit_test(test_calibrate_closed_form),
+        cmocka_unit_test(test_strategy_and_offload),
         cmocka_unit_test(test_busbw_factors),
     };
     return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
