@@ -25,6 +25,7 @@ int cmd_plan(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_pod(int argc, char **argv); /* cmd_pod.c: the CXL pool reports */
 
 /* Print "coarse-plan: error: <msg>" and a hint to stderr; returns 2. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

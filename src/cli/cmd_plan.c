@@ -20,7 +20,7 @@ static const char help[] =
     "                        [--bucket-mb B] [--first-bucket-mb B] [--min-shard-kb K]\n"
     "                        [--mode coarse|proxy] [--grad-dtype fp32|fp16|bf16]\n"
     "                        [--accum-steps K] [--bucket-view] [--jitter CV] [--explain]\n"
-    "                        [--dump-lp FILE]\n"
+    "                        [--dump-lp FILE] [--hosts N]\n"
     "\n"
     "Plan COARSE gradient synchronisation: for every gradient bucket, the share of\n"
     "its bytes on each route family (AllReduce among the GPUs, memory-device\n"
@@ -33,7 +33,8 @@ static const char help[] =
     "checked for deadlock freedom and written atomically (docs/plan-format.md).\n"
     "\n"
     "  -m, --model FILE       model JSON\n"
-    "  -t, --topo FILE        topology JSON (one host; memory devices optional)\n"
+    "  -t, --topo FILE        topology JSON (memory devices, a CXL pool optional)\n"
+    "      --hosts N          replicate a single-host topology N times (its pool shared)\n"
     "  -o, --output FILE      plan JSON to write (\"-\" for standard output)\n"
     "      --compute-ms T     measured one-GPU iteration time (default: the model's)\n"
     "      --bucket-mb B      bucket cap, MiB (default 25), as DDP's bucket_cap_mb\n"
@@ -52,11 +53,11 @@ static const char help[] =
     "The model: docs/planner.md.\n";
 
 enum { OPT_COMPUTE = 256, OPT_BUCKET, OPT_FIRST, OPT_SHARD, OPT_MODE, OPT_DTYPE, OPT_EXPLAIN,
-       OPT_DUMP };
+       OPT_DUMP, OPT_HOSTS };
 
 typedef struct opts {
     const char *model, *topo, *out;
-    int explain;
+    int explain, hosts;
     cp_plan_opts p;
 } opts;
 
@@ -70,11 +71,13 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"min-shard-kb", required_argument, NULL, OPT_SHARD},
         {"mode", required_argument, NULL, OPT_MODE}, {"grad-dtype", required_argument, NULL, OPT_DTYPE},
         {"explain", no_argument, NULL, OPT_EXPLAIN}, {"dump-lp", required_argument, NULL, OPT_DUMP},
+        {"hosts", required_argument, NULL, OPT_HOSTS},
         CLI_MODEL_LONGOPTS,
         {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
     int c, rc = CP_OK;
     memset(o, 0, sizeof *o);
     cp_plan_opts_default(&o->p);
+    o->hosts = 1;
     opterr = 0;
     optind = 1;
     while (rc == CP_OK && (c = getopt_long(argc, argv, ":hm:t:o:", lo, NULL)) != -1) {
@@ -98,6 +101,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case OPT_DTYPE: rc = cli_parse_dtype("plan", "--grad-dtype", optarg, &o->p.pred.grad_bytes); break;
         case OPT_EXPLAIN: o->explain = 1; break;
         case OPT_DUMP: o->p.dump_lp = optarg; break;
+        case OPT_HOSTS: rc = cli_parse_hosts("plan", optarg, &o->hosts); break;
         case ':': return cli_usage("plan", "option '%s' needs a value", argv[optind - 1]);
         default:
             if ((rc = cli_model_option("plan", c, optarg, &o->p.pred)) < 0)
@@ -131,6 +135,8 @@ static void print_summary(const opts *o, const cp_plan *p, FILE *f)
                "all-reduced: %.3f ms; LP optimum %.3f ms; lower bound %.3f ms\n",
             p->iteration_ms, p->compute_ms, p->iteration_ms - p->compute_ms,
             p->allreduce_ms, p->lp_iteration_ms, p->lower_bound_ms);
+    if (p->pool_ms >= 0)
+        fprintf(f, "every bucket through the CXL pool: %.3f ms\n", p->pool_ms);
     if (p->lp_gave_up[0])
         fprintf(f, "the LP found no optimum (%s): every bucket on one route family\n",
                 p->lp_gave_up);
@@ -185,7 +191,7 @@ static int write_plan(const opts *o, const cp_plan *p, cp_err *e)
     memset(&in, 0, sizeof in);
     in.model_path = o->model;
     in.topo_path = o->topo;
-    in.hosts = 1;
+    in.hosts = o->hosts;
     if ((rc = file_hash(o->model, &in.model_hash, e)) || (rc = file_hash(o->topo, &in.topo_hash, e)))
         return rc;
     if ((rc = cp_plan_check_waits(p, e)))
@@ -214,7 +220,8 @@ static int run(const opts *o, cp_err *e)
     cp_predictor pr;
     cp_plan p;
     int rc, have_pr = 0, have_plan = 0;
-    if ((rc = cp_model_load(o->model, &m, e)) || (rc = cp_topo_load(o->topo, &t, e)))
+    if ((rc = cp_model_load(o->model, &m, e)) ||
+        (rc = cp_topo_load_hosts(o->topo, o->hosts, &t, e)))
         goto done;
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o->p.pred, e), e, o->model)))
         goto done;

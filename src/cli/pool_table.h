@@ -41,6 +41,12 @@ int cli_pool_whatif(const cp_model *m, const cp_topo *t, const cp_predict_opts *
 int cli_pool_memory_note(const cp_predictor *pr, const cp_predict_opts *o, const cp_mem *mem,
                          cp_err *e);
 
+/* What binds the pool at the largest operation of the pool strategy's run
+ * under `o` ("copy engine (read)", "host link", "device", ...), "" when the
+ * strategy cannot run here; a static string. */
+int cli_pool_binding(const cp_predictor *pr, const cp_predict_opts *o, const char **name,
+                     cp_err *e);
+
 /* calibrate -a pool: add calibration.pool to a calibration block `obj` when
  * any of its figures is set. */
 void cli_pool_calib_json(json_t *obj, const cp_calib_pool *p);

@@ -164,3 +164,29 @@ int cli_pool_memory_note(const cp_predictor *pr, const cp_predict_opts *o, const
            m0.capacity > 0 ? " with the activations" : "");
     return CP_OK;
 }
+
+int cli_pool_binding(const cp_predictor *pr, const cp_predict_opts *o, const char **name,
+                     cp_err *e)
+{
+    cp_prediction r;
+    cp_pool_why w;
+    cp_coll_op op;
+    double bytes;
+    int rc;
+    *name = "";
+    if (!pr->pool)
+        return CP_OK;
+    if ((rc = cp_predict(pr, CP_S_POOL, o, 1, &r, e)))
+        return rc;
+    if (r.available) {
+        largest_op(&r, &bytes, &op);
+        if (bytes > 0) {
+            cp_pool_time_us(pr->pool, (cp_xop)op, bytes, &w);
+            *name = w.bind == CP_PRES_LINK && w.res_where[w.bind] >= 0
+                        ? cp_pool_arc_role(pr->topo, w.res_where[w.bind])
+                        : cp_pool_res_name(w.bind);
+        }
+    }
+    cp_prediction_free(&r);
+    return CP_OK;
+}

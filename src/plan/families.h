@@ -35,9 +35,12 @@
 
 #include "cost/collective.h"
 #include "cost/pack.h"
+#include "cost/pool.h"
 
 typedef enum cp_fam_kind {
-    CP_FAM_ALLREDUCE, CP_FAM_PROXY_BW, CP_FAM_PROXY_LAT, CP_FAM_PROXY_RING, CP_FAM_PS, CP_FAMS
+    CP_FAM_ALLREDUCE, CP_FAM_PROXY_BW, CP_FAM_PROXY_LAT, CP_FAM_PROXY_RING, CP_FAM_PS,
+    CP_FAM_POOL,    /* through the shared CXL pool (pool_family.h) */
+    CP_FAMS
 } cp_fam_kind;
 
 /* Most memory devices a family can spread over. */
@@ -64,6 +67,7 @@ typedef struct cp_families {
     cp_family f[CP_FAMS];
     int ngroups;
     int nmemdev;           /* memory devices that can reduce */
+    cp_pool *pool;         /* owned: the CXL pool's model for the pool family, or NULL */
 } cp_families;
 
 const char *cp_fam_name(cp_fam_kind k);

@@ -18,7 +18,10 @@
 #include "cost/pool.h"
 #include "cost/pool_calib.h"
 #include "load/load.h"
+#include "out/plan_write.h"
+#include "plan/planner.h"
 #include "predict/pool_strategy.h"
+#include "runtime/planfile.h"
 
 #define MiB 1048576.0
 
@@ -304,6 +307,78 @@ static void test_strategy_and_offload(void **state)
     cp_topo_free(t);
 }
 
+/* The planner across hosts: on cccl-pod and hgx-h100-pod x2, bert-large and
+ * gpt2, communication-bound (30 ms) and compute-bound (300 ms), the LP's
+ * split is never slower than every bucket on AllReduce nor every bucket
+ * through the pool (both with the plan's own evaluator), never beats
+ * compute, and the plan (format 2 when it has pool routes) loads back with
+ * one slot per host on each pool route, each of the route's bytes. */
+static void test_plan_split(void **state)
+{
+    static const char *const topos[] = {"topologies/cccl-pod.json",
+                                        "topologies/hgx-h100-pod.json"};
+    static const char *const models[] = {"models/bert-large.json", "models/gpt2.json"};
+    static const double compute[] = {30, 300};
+    size_t i, j, c;
+    (void)state;
+    for (i = 0; i < 2; i++)
+        for (j = 0; j < 2; j++)
+            for (c = 0; c < 2; c++) {
+                cp_topo *t = load(topos[i], i == 1 ? 2 : 1);
+                cp_model *m = NULL;
+                cp_plan_opts o;
+                cp_predictor pr;
+                cp_plan p;
+                cp_plan_inputs in = {models[j], topos[i], 1, 2, i == 1 ? 2 : 1};
+                json_t *js;
+                char *text, *path;
+                cpl_plan *lp;
+                cp_err e;
+                size_t b, k, pool_routes = 0;
+                assert_int_equal(cp_model_load(models[j], &m, &e), CP_OK);
+                cp_plan_opts_default(&o);
+                o.pred.compute_ms = compute[c];
+                assert_int_equal(cp_predictor_init(&pr, m, t, &o.pred, &e), CP_OK);
+                assert_int_equal(cp_plan_build(&pr, &o, &p, &e), CP_OK);
+                assert_true(p.fams.f[CP_FAM_POOL].available);
+                assert_true(p.pool_ms > 0);
+                if (p.iteration_ms > fmin(p.allreduce_ms, p.pool_ms) + 1e-9)
+                    fail_msg("%s on %s: plan %.4f > allreduce %.4f / pool %.4f", models[j],
+                             topos[i], p.iteration_ms, p.allreduce_ms, p.pool_ms);
+                assert_true(p.iteration_ms >= p.compute_ms - 1e-9);
+                js = cp_plan_to_json(&p, &in);
+                text = json_dumps(js, JSON_INDENT(1));
+                json_decref(js);
+                path = write_temp(text);
+                free(text);
+                if (cp_planfile_load(path, &lp, &e) != CP_OK)
+                    fail_msg("reloading: %s: %s", e.where, e.msg);
+                for (b = 0; b < cpl_bucket_count(lp); b++) {
+                    cpl_bucket bk;
+                    cpl_get_bucket(lp, b, &bk);
+                    for (k = 0; k < bk.nroutes; k++) {
+                        cpl_route r;
+                        cpl_pool_slot s;
+                        cpl_get_route(lp, b, k, &r);
+                        if (strcmp(r.kind, "pool") != 0)
+                            continue;
+                        pool_routes++;
+                        assert_int_equal(r.npool_slots, (size_t)t->nhosts);
+                        assert_int_equal(cpl_get_pool_slot(lp, b, k, r.npool_slots - 1, &s), 0);
+                        assert_int_equal(s.host, t->nhosts - 1);
+                        assert_int_equal(s.bytes, r.bytes);
+                    }
+                }
+                assert_true(pool_routes == 0 || p.fam_bytes[CP_FAM_POOL] > 0);
+                cpl_close(lp);
+                drop_temp(path);
+                cp_plan_free(&p);
+                cp_predictor_free(&pr);
+                cp_model_free(m);
+                cp_topo_free(t);
+            }
+}
+
 static void test_busbw_factors(void **state)
 {
     (void)state;
@@ -325,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_no_pool),
         cmocka_unit_test(test_calibrate_closed_form),
         cmocka_unit_test(test_strategy_and_offload),
+        cmocka_unit_test(test_plan_split),
         cmocka_unit_test(test_busbw_factors),
     };
     return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
