@@ -83,6 +83,7 @@ static int read_pool(cpl_plan *p, const json_t *o, const char *where, proute *r,
         return rc;
     if (json_array_size(hosts) == 0)
         return cp_jdoc_fail(&p->doc, e, pool, "hosts", w, "no host slots");
+    snprintf(w, sizeof w, "%s.pool.hosts", where);
     for (k = 0; k < json_array_size(hosts); k++) {
         const json_t *s = json_array_get(hosts, k);
         int64_t h = 0, off = 0, bytes = 0;
