@@ -249,8 +249,8 @@ static int iterations(const opts *o, FILE *f, cp_err *e)
                 break;
             for (j = 0; j < o->nfw && rc == CP_OK; j++, k++) {
                 char label[128];
-                rc = row(f, o->model[i], m, t, o->fw[j], o->hosts[h], &val[2 * k],
-                         &val[2 * k + 1], e);
+                rc = row(f, o->model[i], m, t, o->fw[j], o->hosts[h], &val[2 * (size_t)k],
+                         &val[2 * (size_t)k + 1], e);
                 snprintf(label, sizeof label, "%s %s x%d", m->name, cp_framework_name(o->fw[j]),
                          o->hosts[h]);
                 if (rc == CP_OK && !(cat[k] = strdup(label)))

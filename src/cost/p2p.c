@@ -49,9 +49,9 @@ int cp_p2p_build(const cp_topo *t, cp_p2p *p, cp_err *e)
     p->route_off = malloc(((size_t)n * n + 1) * sizeof *p->route_off);
     p->lat_us = calloc((size_t)n * n, sizeof *p->lat_us);
     p->load = calloc(2 * (size_t)t->nlinks + 1, sizeof *p->load);
-    cap = 0;
-    p->route_arc = NULL;
-    if (!p->route_off || !p->lat_us || !p->load)
+    cap = 64;
+    p->route_arc = malloc((size_t)cap * sizeof *p->route_arc);
+    if (!p->route_off || !p->lat_us || !p->load || !p->route_arc)
         goto oom;
     for (i = 0; i < n; i++) {
         cp_reach r;
@@ -77,7 +77,7 @@ int cp_p2p_build(const cp_topo *t, cp_p2p *p, cp_err *e)
         }
         cp_reach_free(&r);
     }
-    p->route_off[n * n] = used;
+    p->route_off[(size_t)n * n] = used;
     return CP_OK;
 oom:
     cp_p2p_free(p);

@@ -205,8 +205,8 @@ static int build_routes(const cp_topo *t, cp_pool *p, cp_err *e)
     int g, d, n = 0, rc = CP_OK, cap = 32 * p->nranks * p->ndev;
     hsearch h;
     char *mark = calloc((size_t)t->nnodes, 1);
-    p->route_off = malloc(((size_t)p->nranks * p->ndev + 1) * sizeof *p->route_off);
-    p->route_arc = malloc((size_t)cap * sizeof *p->route_arc);
+    p->route_off = calloc((size_t)p->nranks * p->ndev + 1, sizeof *p->route_off);
+    p->route_arc = calloc((size_t)cap + 1, sizeof *p->route_arc);
     if (hsearch_init(&h, t->nnodes) || !mark || !p->route_off || !p->route_arc) {
         hsearch_free(&h);
         free(mark);
@@ -218,7 +218,7 @@ static int build_routes(const cp_topo *t, cp_pool *p, cp_err *e)
         for (d = 0; d < p->ndev && rc == CP_OK; d++) {
             int port = best_port(t, &h, p->dev[d]);
             double lat = 0;
-            p->route_off[g * p->ndev + d] = n;
+            p->route_off[(size_t)g * p->ndev + d] = n;
             if (port < 0)
                 rc = cp_fail_at(e, CP_EINPUT, t->src_path, t->nodes[gpu].src_line, 0, NULL,
                                 "gpu \"%s\" cannot reach pool device \"%s\" through its own "
@@ -230,11 +230,11 @@ static int build_routes(const cp_topo *t, cp_pool *p, cp_err *e)
                 p->path_lat_us = lat;
         }
         if (rc == CP_OK && p->copy_gbs[g] <= 0)
-            p->copy_gbs[g] = arc_cap(t, p->route_arc[p->route_off[g * p->ndev]]);
+            p->copy_gbs[g] = arc_cap(t, p->route_arc[p->route_off[(size_t)g * p->ndev]]);
         if (rc == CP_OK && p->copy_read_gbs[g] <= 0)
             p->copy_read_gbs[g] = p->copy_gbs[g];
     }
-    p->route_off[p->nranks * p->ndev] = n;
+    p->route_off[(size_t)p->nranks * p->ndev] = n;
     hsearch_free(&h);
     free(mark);
     return rc;
@@ -252,7 +252,7 @@ int cp_pool_build(const cp_topo *t, const cp_coll *c, cp_pool *p, cp_err *e)
     if (!cp_pool_present(t))
         return cp_fail_at(e, CP_EINPUT, t->src_path, 0, 0, NULL,
                           "%s has no CXL pool (no cxl_switch node, no pool block)", t->name);
-    p->dev = malloc((size_t)t->nnodes * sizeof *p->dev);
+    p->dev = calloc((size_t)t->nnodes, sizeof *p->dev);
     p->copy_gbs = calloc((size_t)p->nranks, sizeof *p->copy_gbs);
     p->copy_read_gbs = calloc((size_t)p->nranks, sizeof *p->copy_read_gbs);
     p->load = calloc(2 * (size_t)t->nlinks + 1, sizeof *p->load);
@@ -266,6 +266,11 @@ int cp_pool_build(const cp_topo *t, const cp_coll *c, cp_pool *p, cp_err *e)
             reduces &= t->nodes[i].reduce_gbs > 0;
             access = fmax(access, t->nodes[i].access_lat_us);
         }
+    if (p->ndev == 0) {
+        cp_pool_free(p);
+        return cp_fail_at(e, CP_EINPUT, t->src_path, 0, 0, NULL,
+                          "%s: the CXL pool has no memory device", t->name);
+    }
     for (i = 0; i < p->nranks; i++) {
         p->copy_gbs[i] = cal->copy_gbs;
         p->copy_read_gbs[i] = cal->copy_read_gbs;
@@ -356,7 +361,7 @@ static void streams(const cp_pool *p, const role *rr, const role *ro, double S, 
         if (cr > 0)
             set_res(w, CP_PRES_COPY_READ, r->r_pieces * r->r_frac * S / cer + cr * p->chunk_us,
                     node);
-        if (cw > w->chunks || cr > w->chunks)
+        if (cw > (double)w->chunks || cr > (double)w->chunks)
             w->chunks = (long long)fmax(cw, cr);
     }
 }

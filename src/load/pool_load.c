@@ -366,7 +366,7 @@ static int check_nodes(const cp_jdoc *d, cp_err *e, const json_t *nodes, int nfi
                                 "a host's cpu or pcie_switch)", n->id);
         if (!behind[i] && n->kind != CP_CXL_SWITCH)
             continue;
-        if (behind[i] && i < nfile && json_object_get(obj, "host"))
+        if (i < nfile && behind[i] && json_object_get(obj, "host"))
             return cp_jdoc_fail(d, e, obj, "host", where,
                                 "memory device \"%s\" is behind a cxl_switch and belongs to "
                                 "no host (the pool is shared): drop \"host\"", n->id);
