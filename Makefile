@@ -28,7 +28,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 MODELS   := $(sort $(wildcard models/*.json))
 TOPOS    := $(sort $(wildcard topologies/*.json))
 
-.PHONY: all deps run test test-one unit cli asan clean help models topologies calibration bench
+.PHONY: all deps run test test-one unit cli asan clean help models topologies calibration bench \
+        install uninstall test-install cli-doc
 
 all: coarse-plan libcoarseplan.a examples/plan_reader
 
@@ -38,7 +39,10 @@ help:
 	@echo "make run        set up, build, and run the main job on the shipped data"
 	@echo "make test       every unit suite and CLI case, plain and under ASan+UBSan,"
 	@echo "                then replay, mutation smoke, determinism and fuzz smoke"
-	@echo "make lint       cppcheck and clang-tidy (tools/lint.sh)"
+	@echo "make lint       include circles, cppcheck and clang-tidy (tools/lint.sh)"
+	@echo "make install    PREFIX=/usr/local DESTDIR=: binary, runtime library, header,"
+	@echo "                pkg-config file, man page (make uninstall removes them)"
+	@echo "make cli-doc    rewrite the option reference in docs/cli.md from --help"
 	@echo "make valgrind   memcheck over the main commands"
 	@echo "make robust     mutation test, 400 mutants (docs/hardening.md)"
 	@echo "make fuzz       libFuzzer on every loader; FUZZ_SECONDS=N per target"
@@ -89,6 +93,14 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h tests/unit/testtopo.h $(L
 # comparison reports (docs/paper-reproduction.md explains them).
 PAPER_MODELS := models/resnet50.json,models/vgg16.json,models/bert-large.json,models/gpt2.json
 PAPER_TOPOS  := topologies/aws-p3.16xlarge-cxl.json,topologies/dgx1-v100-cxl.json,topologies/dgx1-p100-cxl.json,topologies/pcie-t4-cxl.json
+# The three settings of reports/paper-reproduction.csv (docs/paper-reproduction.md):
+# (a) the paper's experiment, GPUs emulating the memory devices, COARSE with MPI on
+# the GPU side against MPI AllReduce; (b) the same machines against NCCL's ring;
+# (c) real CXL cards on PCIe against NCCL's ring.
+PAPER_EMU    := topologies/dgx1-v100-emu.json,topologies/dgx1-p100-emu.json,topologies/pcie-t4-emu.json
+PAPER_A      := a-paper-emu-vs-mpi:mpi,coarse-mpi:$(PAPER_EMU)
+PAPER_B      := b-emu-vs-nccl:ring,coarse:$(PAPER_EMU)
+PAPER_C      := c-cxl-vs-nccl:ring,coarse:topologies/dgx1-v100-cxl.json,topologies/dgx1-p100-cxl.json,topologies/pcie-t4-cxl.json
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -98,8 +110,8 @@ run: deps all
 	@for t in $(TOPOS); do ./coarse-plan info -t $$t || exit $$?; done
 	./coarse-plan compare -m $(subst $(space),$(comma),$(MODELS)) -t $(subst $(space),$(comma),$(TOPOS)) \
 	    -o reports/compare.csv
-	./coarse-plan compare -m $(PAPER_MODELS) -t $(PAPER_TOPOS) -s ring,tree,ps,proxy,coarse \
-	    -o reports/paper-reproduction.csv --svg reports/paper-reproduction.svg
+	./coarse-plan compare -m $(PAPER_MODELS) --setting $(PAPER_A) --setting $(PAPER_B) \
+	    --setting $(PAPER_C) -o reports/paper-reproduction.csv --svg reports/paper-reproduction.svg
 	./coarse-plan compare -m $(PAPER_MODELS) -t $(PAPER_TOPOS) -s ring,tree,ps,proxy,coarse \
 	    --compute-scale 0.25 --grad-dtype fp16 -o reports/paper-reproduction-amp.csv \
 	    --svg reports/paper-reproduction-amp.svg
@@ -124,6 +136,8 @@ unit: $(UNIT_BIN)
 cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/run.sh
 	@BIN=$(BIN) sh tests/cli/flows.sh
+	@BIN=$(BIN) sh tests/cli/clidoc.sh --check
+	@BIN=$(BIN) sh tests/cli/readme.sh
 
 test-one: unit cli
 
@@ -133,9 +147,56 @@ asan:
 
 test: deps all
 	$(MAKE) test-one
+	@sh tests/tools/include-cycles.sh
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) asan
 	$(MAKE) test-hardening
+	$(MAKE) test-install
 	@echo "make test: all suites passed (plain and ASan+UBSan)"
+
+# ---------------------------------------------------------------- install
+# make install PREFIX=/usr/local DESTDIR=: the binary, the runtime library
+# with its header and pkg-config file (a runtime builds with
+# `pkg-config --cflags --libs coarse-plan`), and the man page.  The version
+# in the .pc file and the man page is src/core/version.h's CP_VERSION, the
+# one --version prints and plan files carry.  tests/cli/install.sh checks it.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION := $(shell sed -n 's/^\#define CP_VERSION "\(.*\)"$$/\1/p' src/core/version.h)
+INSTALL_FILES := bin/coarse-plan lib/libcoarseplan.a include/coarse_plan.h \
+                 lib/pkgconfig/coarse-plan.pc share/man/man1/coarse-plan.1
+
+$(BUILD)/coarse-plan.pc: tools/coarse-plan.pc.in src/core/version.h FORCE
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< >$@.tmp && mv -f $@.tmp $@
+
+$(BUILD)/coarse-plan.1: docs/coarse-plan.1.in src/core/version.h
+	@mkdir -p $(dir $@)
+	sed -e 's|@VERSION@|$(VERSION)|' $< >$@.tmp && mv -f $@.tmp $@
+
+install: coarse-plan libcoarseplan.a $(BUILD)/coarse-plan.pc $(BUILD)/coarse-plan.1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 coarse-plan $(DESTDIR)$(PREFIX)/bin/coarse-plan
+	install -m 644 libcoarseplan.a $(DESTDIR)$(PREFIX)/lib/libcoarseplan.a
+	install -m 644 include/coarse_plan.h $(DESTDIR)$(PREFIX)/include/coarse_plan.h
+	install -m 644 $(BUILD)/coarse-plan.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/coarse-plan.pc
+	install -m 644 $(BUILD)/coarse-plan.1 $(DESTDIR)$(PREFIX)/share/man/man1/coarse-plan.1
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES))
+
+# install and uninstall into temporary prefixes, build examples/plan_reader.c
+# against the installed copy with pkg-config alone, render the man page
+test-install: coarse-plan
+	@MAKE=$(MAKE) sh tests/cli/install.sh
+
+# the option reference of docs/cli.md, rewritten from every command's --help
+# (tests/cli/clidoc.sh --check, run by `make cli`, fails when they differ)
+cli-doc: $(BIN)
+	@BIN=$(BIN) sh tests/cli/clidoc.sh --write
+
+.PHONY: FORCE
+FORCE:
 
 # ---------------------------------------------------------------- bench
 # Speed and memory, measured (not asserted): figures go to docs/performance.md.
@@ -171,7 +232,8 @@ clean:
 #   make fuzz [FUZZ_SECONDS=60]  every libFuzzer target (tests/fuzz/) for N s
 #   make robust      400 mutants of a shipped model and topology, ASan binary
 #   make valgrind    memcheck on the plain binary: no errors, no definite leaks
-#   make lint        cppcheck and clang-tidy over src/ (and the test C files)
+#   make lint        no include circles in src/, cppcheck and clang-tidy over src/
+#                    (and the test C files)
 #   make determinism -O0 and -O2 binaries print the same bytes
 #   make replay      tests/data/{good,bad}: expected exit codes, no sanitizer report
 #   make test-hardening  the fast versions, run by `make test`

@@ -1,16 +1,16 @@
 /*
  * main.c - the coarse-plan binary: find the subcommand and run it.
  *
- * Option parsing and printing live in cli/cmd_*.c, one file per subcommand;
- * this file only dispatches.  Exit status: 0 success, 1 internal failure,
+ * Each subcommand lives in cli/cmd_*.c with its option table (parsed by
+ * cli/opt.c); this file only dispatches, and answers --help and --version
+ * (core/version.h).  Exit status: 0 success, 1 internal failure,
  * 2 bad input or usage (DESIGN.md section 3).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
-
-#define CP_VERSION "0.1.0"
+#include "core/version.h"
 
 typedef struct command {
     const char *name;

@@ -2,7 +2,8 @@
 # deps.sh - install the Debian packages coarse-plan needs, only when missing.
 #
 # Usage: tools/deps.sh [--fuzz]
-#   (no flag)  build and test dependencies: GLPK, jansson, cmocka
+#   (no flag)  build and test dependencies: GLPK, jansson, cmocka; pkg-config,
+#              groff and man-db for the install test (tests/cli/install.sh)
 #   --fuzz     also clang with libFuzzer (the fuzz smoke run in `make test`)
 #
 # A dependency counts as present when a C compiler can include its header, so
@@ -21,6 +22,10 @@ have_header() {
 have_header glpk.h || pkgs="$pkgs libglpk-dev"
 have_header jansson.h || pkgs="$pkgs libjansson-dev"
 have_header cmocka.h || pkgs="$pkgs libcmocka-dev"
+# the install test: a runtime built with pkg-config, the man page rendered
+command -v pkg-config >/dev/null 2>&1 || pkgs="$pkgs pkg-config"
+command -v groff >/dev/null 2>&1 || pkgs="$pkgs groff"
+command -v man >/dev/null 2>&1 || pkgs="$pkgs man-db"
 if [ "${1:-}" = "--fuzz" ]; then
     if ! command -v clang >/dev/null 2>&1; then
         pkgs="$pkgs clang"

@@ -1,6 +1,7 @@
 #!/bin/sh
-# lint.sh - the static checks of `make lint`: cppcheck, then clang-tidy
-# (checks and their reasons in .clang-tidy), over the C files given.
+# lint.sh - the static checks of `make lint`: no include circles in src/
+# (tools/include-cycles.sh), then cppcheck and clang-tidy (checks and their
+# reasons in .clang-tidy) over the C files given.
 #
 # Usage: tools/lint.sh FILE.c...    (repository root; `make lint` passes
 #        src/**/*.c and the C files of tests/fuzz and tests/robust)
@@ -33,6 +34,13 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
+
+# --- include circles among the modules of src/ (tools/include-cycles.sh;
+# tests/tools/include-cycles.sh shows that it fails on one).
+if ! sh tools/include-cycles.sh src; then
+    echo "lint: include circles in src/ (above)"
+    status=1
+fi
 
 # --- cppcheck: warnings, performance and portability; style is left out.
 # shellcheck disable=SC2086

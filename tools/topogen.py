@@ -688,6 +688,85 @@ def pcie_t4_cxl():
 
 
 # ---------------------------------------------------------------------------
+# The COARSE paper's machines as it ran them (issue 15): no CXL platform
+# existed, so GPUs stood in for the memory devices (../shared/data/cxl/
+# README.md, secondhand).  An emulating GPU becomes a memdev that keeps its
+# NVLinks, its PCIe link and its HBM: mem_gbs = the GPU's datasheet memory
+# bandwidth, reduce_gbs = the project's summation rule applied to HBM (0.8 x
+# mem_gbs / 3, as for CPU sockets), capacity = the GPU's.  Workers keep the
+# ids gpu0.. in physical order; the note of every emulator names the
+# physical GPU it is.  Which GPUs emulate is an ASSUMPTION (docs/
+# topologies.md#dgx1-v100-emu): on an 8-GPU DGX-1 the odd GPU of every PCIe
+# switch (one device per switch, the ratio and placement of the -cxl
+# variants); on the 4-GPU T4 box GPUs 1 and 3.
+
+def emulated(base, name, note, emulators):
+    src = base()
+    t = Topo(name, note)
+    gpus = src.ids("gpu")
+    rename, w, d = {}, 0, 0
+    for g in gpus:
+        if int(g[3:]) in emulators:
+            rename[g] = "mem%d" % d
+            d += 1
+        else:
+            rename[g] = "gpu%d" % w
+            w += 1
+    for n in src.nodes:
+        kw = {k: v for k, v in n.items() if k not in ("id", "kind", "note")}
+        if n["kind"] == "gpu" and n["id"] in rename and rename[n["id"]].startswith("mem"):
+            gpu_model = kw["model"]
+            mem = GPU_MEM_GBS[gpu_model]
+            t.node(rename[n["id"]], "memdev",
+                   note="EMULATOR: physical %s (%s) stands in for a memory device, keeping its "
+                        "links; mem_gbs = HBM %s (datasheet), reduce_gbs = 0.8 x %s / 3, "
+                        "capacity as nvidia-smi" % (n["id"], gpu_model, js(mem), js(mem)),
+                   model="%s emulating a memory device" % gpu_model, mem_gbs=mem,
+                   capacity_gb=GPU_CAPACITY_GB[gpu_model], reduce_gbs=cpu_reduce_gbs(mem))
+            continue
+        if n["kind"] == "gpu":
+            for k in ("tflops", "tflops_fp16", "mem_gbs", "capacity_gb"):
+                kw.pop(k, None)  # Topo.node fills them in from the model again
+            t.node(rename[n["id"]], "gpu",
+                   note=("WORKER: physical %s" % n["id"]) if n["id"] != rename[n["id"]]
+                   else n.get("note"), **kw)
+            continue
+        t.node(n["id"], n["kind"], note=n.get("note"), **kw)
+    for lk in src.links:
+        t.link(rename.get(lk["a"], lk["a"]), rename.get(lk["b"], lk["b"]), lk["kind"],
+               lk["gbs"], lk["latency_us"], note=lk.get("note"))
+    return t
+
+
+def dgx1_v100_emu():
+    return emulated(
+        dgx1_v100, "dgx1-v100-emu",
+        "The COARSE paper's DGX-1 V100 as it ran it: 4 worker V100s (physical GPUs 0, 2, 4, 6, "
+        "renamed gpu0-gpu3) and 4 V100s emulating memory devices (physical 1, 3, 5, 7 = "
+        "mem0-mem3, one per PCIe switch), each keeping its NVLinks, PCIe link and HBM. Base "
+        "machine as in dgx1-v100.json; the split is an ASSUMPTION, see "
+        "docs/topologies.md#dgx1-v100-emu", (1, 3, 5, 7))
+
+
+def dgx1_p100_emu():
+    return emulated(
+        dgx1_p100, "dgx1-p100-emu",
+        "The COARSE paper's DGX-1 P100 as it ran it: 4 worker P100s (physical GPUs 0, 2, 4, 6, "
+        "renamed gpu0-gpu3) and 4 P100s emulating memory devices (physical 1, 3, 5, 7 = "
+        "mem0-mem3), each keeping its NVLinks, PCIe link and HBM. Base machine as in "
+        "dgx1-p100.json; the split is an ASSUMPTION, see docs/topologies.md#dgx1-p100-emu",
+        (1, 3, 5, 7))
+
+
+def pcie_t4_emu():
+    return emulated(
+        pcie_t4, "pcie-t4-emu",
+        "The COARSE paper's T4 server as it ran it: 2 worker T4s (physical GPUs 0 and 2, "
+        "renamed gpu0, gpu1) and 2 T4s emulating memory devices (physical 1 and 3 = mem0, "
+        "mem1) on their own Gen3 x16 root ports. Base machine as in pcie-t4.json; the split "
+        "is an ASSUMPTION, see docs/topologies.md#pcie-t4-emu", (1, 3))
+
+
 # CXL memory pools shared by several hosts (docs/pool.md; every figure's
 # source in docs/topologies.md#cccl-pod and #hgx-h100-pod).
 
@@ -809,7 +888,7 @@ def hgx_h100_pod():
 
 MACHINES = [dgx1_v100, dgx1_p100, dgx_a100, hgx_h100, aws_p3_16xlarge, aws_p4d, aws_p3dn,
             pcie_t4, dgx1_v100_cxl, dgx1_p100_cxl, aws_p3_16xlarge_cxl, pcie_t4_cxl,
-            cccl_pod, hgx_h100_pod]
+            dgx1_v100_emu, dgx1_p100_emu, pcie_t4_emu, cccl_pod, hgx_h100_pod]
 
 
 def main(argv):

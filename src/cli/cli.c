@@ -1,7 +1,6 @@
 /*
  * cli.c - helpers shared by the subcommands (see cli.h).
  */
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,22 +36,12 @@ int cli_blame(int rc, cp_err *e, const char *path)
     return rc;
 }
 
-int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, int *out)
-{
-    long n;
-    if (cp_parse_long(arg, 1, max, &n))
-        return cli_usage(cmd, "%s: expected a whole number from 1 to %d, got '%s'", opt, max,
-                         arg);
-    *out = (int)n;
-    return CP_OK;
-}
-
-int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out)
+int cli_opt_framework(const char *cmd, char *arg, void *framework)
 {
     int f;
     for (f = CP_FW_DDP; f <= CP_FW_ZERO1; f++)
         if (strcmp(arg, cp_framework_name((cp_framework)f)) == 0) {
-            *out = (cp_framework)f;
+            *(cp_framework *)framework = (cp_framework)f;
             return CP_OK;
         }
     return cli_usage(cmd, "--framework: expected ddp, horovod, zero1, zero2, fsdp, zero3 or "
@@ -60,8 +49,9 @@ int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out)
 }
 
 /* --fsdp-wrap layer|block|MB: the FSDP unit policy (cp_predict_opts). */
-static int cli_parse_wrap(const char *cmd, const char *arg, double *out)
+int cli_opt_wrap(const char *cmd, char *arg, void *fsdp_wrap_mb)
 {
+    double *out = fsdp_wrap_mb;
     if (strcmp(arg, "layer") == 0)
         *out = CP_WRAP_LAYER;
     else if (strcmp(arg, "block") == 0)
@@ -75,7 +65,7 @@ static int cli_parse_wrap(const char *cmd, const char *arg, double *out)
 /* --fsdp-sharding full|grad-op|hybrid|hybrid-grad-op: FSDP's
  * sharding_strategy FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD,
  * _HYBRID_SHARD_ZERO2 (cp_predict_opts.fsdp_sharding bits). */
-static int cli_parse_sharding(const char *cmd, const char *arg, int *out)
+int cli_opt_sharding(const char *cmd, char *arg, void *fsdp_sharding)
 {
     static const char *const names[] = {"full", "grad-op", "hybrid", "hybrid-grad-op"};
     static const int bits[] = {CP_SHARD_FULL, CP_SHARD_GRAD_OP, CP_SHARD_HYBRID,
@@ -83,35 +73,37 @@ static int cli_parse_sharding(const char *cmd, const char *arg, int *out)
     size_t k;
     for (k = 0; k < sizeof names / sizeof names[0]; k++)
         if (strcmp(arg, names[k]) == 0) {
-            *out = bits[k];
+            *(int *)fsdp_sharding = bits[k];
             return CP_OK;
         }
     return cli_usage(cmd, "--fsdp-sharding: expected full, grad-op, hybrid or "
                           "hybrid-grad-op, got '%s'", arg);
 }
 
-int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p)
+/* --comm-hook none|fp16|bf16: bytes per element of the compressed buckets,
+ * 0 for none (cp_predict_opts.comm_hook). */
+int cli_opt_hook(const char *cmd, char *arg, void *comm_hook)
 {
-    switch (c) {
-    case CLI_OPT_ACCUM: return cli_parse_count(cmd, "--accum-steps", arg, 1000000, &p->accum_steps);
-    case CLI_OPT_VIEW: p->bucket_view = 1; return CP_OK;
-    case CLI_OPT_JITTER: return cli_parse_positive(cmd, "--jitter", arg, 1, &p->jitter);
-    case CLI_OPT_FW: return cli_parse_framework(cmd, arg, &p->framework);
-    case CLI_OPT_WRAP: return cli_parse_wrap(cmd, arg, &p->fsdp_wrap_mb);
-    case CLI_OPT_SHARDING: return cli_parse_sharding(cmd, arg, &p->fsdp_sharding);
-    case CLI_OPT_OFFLOAD:
-        p->offload = arg && strcmp(arg, "pool") == 0 ? CP_OFFLOAD_POOL : CP_OFFLOAD_CPU;
-        return CP_OK;
-    case CLI_OPT_HOOK:
-        if (strcmp(arg, "none") == 0)
-            p->comm_hook = 0;
-        else if (strcmp(arg, "fp16") == 0 || strcmp(arg, "bf16") == 0)
-            p->comm_hook = 2;
-        else
-            return cli_usage(cmd, "--comm-hook: expected none, fp16 or bf16, got '%s'", arg);
-        return CP_OK;
-    default: return -1;
-    }
+    if (strcmp(arg, "none") == 0)
+        *(int *)comm_hook = 0;
+    else if (strcmp(arg, "fp16") == 0 || strcmp(arg, "bf16") == 0)
+        *(int *)comm_hook = 2;
+    else
+        return cli_usage(cmd, "--comm-hook: expected none, fp16 or bf16, got '%s'", arg);
+    return CP_OK;
+}
+
+/* --offload[=cpu|pool]: optimizer states to the CPU (no argument, cpu) or
+ * to the shared CXL pool (cp_predict_opts.offload). */
+int cli_opt_offload(const char *cmd, char *arg, void *offload)
+{
+    if (!arg || strcmp(arg, "cpu") == 0)
+        *(int *)offload = CP_OFFLOAD_CPU;
+    else if (strcmp(arg, "pool") == 0)
+        *(int *)offload = CP_OFFLOAD_POOL;
+    else
+        return cli_usage(cmd, "--offload: expected cpu or pool, got '%s'", arg);
+    return CP_OK;
 }
 
 int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
@@ -135,14 +127,14 @@ int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
     return CP_OK;
 }
 
-int cli_parse_hosts(const char *cmd, const char *arg, int *out)
+int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, int *out)
 {
-    return cli_parse_count(cmd, "--hosts", arg, CP_MAX_HOSTS, out);
-}
-
-int cli_parse_gpus(const char *cmd, const char *arg, int *out)
-{
-    return cli_parse_count(cmd, "--gpus", arg, 256, out);
+    long n;
+    if (cp_parse_long(arg, 1, max, &n))
+        return cli_usage(cmd, "%s: expected a whole number from 1 to %d, got '%s'", opt, max,
+                         arg);
+    *out = (int)n;
+    return CP_OK;
 }
 
 int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double max,
@@ -151,6 +143,16 @@ int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double
     if (cp_parse_double(arg, out) || !(*out > 0) || *out > max)
         return cli_usage(cmd, "%s: expected a number in (0, %g], got '%s'", opt, max, arg);
     return CP_OK;
+}
+
+int cli_parse_hosts(const char *cmd, const char *arg, int *out)
+{
+    return cli_parse_count(cmd, "--hosts", arg, CP_MAX_HOSTS, out);
+}
+
+int cli_parse_gpus(const char *cmd, const char *arg, int *out)
+{
+    return cli_parse_count(cmd, "--gpus", arg, CLI_MAX_GPUS, out);
 }
 
 int cli_parse_dtype(const char *cmd, const char *opt, const char *arg, int *bytes)
@@ -179,11 +181,4 @@ int cli_dump_json(json_t *v, FILE *f)
 json_t *cli_real(double x, int decimals)
 {
     return json_real(cp_round(x, decimals));
-}
-
-const char *cli_offload_arg(int argc, char **argv)
-{
-    if (optind < argc && (strcmp(argv[optind], "pool") == 0 || strcmp(argv[optind], "cpu") == 0))
-        return argv[optind++];
-    return NULL;
 }

@@ -3,8 +3,9 @@
  *
  * The CLI layer is the only place that prints results or errors and decides
  * exit codes (0 success, 1 internal failure, 2 bad input or usage).  Each
- * subcommand lives in its own cmd_<name>.c: it parses options, calls the
- * pipeline, and prints.  Output goes to stdout only on success, so a failed
+ * subcommand lives in its own cmd_<name>.c: it declares its options as a
+ * table (opt.h, parsed and documented by opt.c), calls the pipeline, and
+ * prints.  Output goes to stdout only on success, so a failed
  * command never leaves anything a pipeline could mistake for a result.
  */
 #ifndef CP_CLI_H
@@ -13,6 +14,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "cli/opt.h"
 #include "core/err.h"
 #include "predict/predict.h"
 
@@ -27,8 +29,9 @@ int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_pod(int argc, char **argv); /* cmd_pod.c: the CXL pool reports */
 
-/* Print "coarse-plan: error: <msg>" and a hint to stderr; returns 2. */
-int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cli_usage and the value checks (cli_parse_count, cli_parse_positive,
+ * cli_parse_dtype) are declared in opt.h, included above, which the
+ * option parser needs without including this header (cli.c defines them). */
 
 /* Print e when rc is not CP_OK; returns rc (the exit code). */
 int cli_report(int rc, const cp_err *e);
@@ -40,56 +43,74 @@ int cli_report(int rc, const cp_err *e);
  * names the topology; what remains is the model's).  Returns rc. */
 int cli_blame(int rc, cp_err *e, const char *path);
 
-/* A number option in (0, max]; 0 or a usage error (2) naming opt. */
-int cli_parse_positive(const char *cmd, const char *opt, const char *arg, double max,
-                       double *out);
+/* --hosts N (1 .. CP_MAX_HOSTS) and --gpus G (1 .. CLI_MAX_GPUS). */
+int cli_parse_hosts(const char *cmd, const char *arg, int *out);
+int cli_parse_gpus(const char *cmd, const char *arg, int *out);
 
-/* An element type option (--grad-dtype, --activation-dtype): fp32, fp16 or
- * bf16 as bytes per element; 0 or a usage error. */
-int cli_parse_dtype(const char *cmd, const char *opt, const char *arg, int *bytes);
 
-/* The iteration-model options predict, compare and plan share: their
- * getopt codes (clear of every command's own) and long options.  plan has
- * no --framework (it buckets as DDP does). */
-enum { CLI_OPT_ACCUM = 1000, CLI_OPT_VIEW, CLI_OPT_JITTER, CLI_OPT_FW, CLI_OPT_WRAP,
-       CLI_OPT_HOOK, CLI_OPT_SHARDING, CLI_OPT_OFFLOAD };
-#define CLI_MODEL_LONGOPTS                                                \
-    {"accum-steps", required_argument, NULL, CLI_OPT_ACCUM},              \
-        {"bucket-view", no_argument, NULL, CLI_OPT_VIEW},                 \
-        {"jitter", required_argument, NULL, CLI_OPT_JITTER}
-#define CLI_FRAMEWORK_LONGOPT                                    \
-    {"framework", required_argument, NULL, CLI_OPT_FW},          \
-        {"fsdp-wrap", required_argument, NULL, CLI_OPT_WRAP},    \
-        {"comm-hook", required_argument, NULL, CLI_OPT_HOOK},    \
-        {"fsdp-sharding", required_argument, NULL, CLI_OPT_SHARDING}, \
-        {"offload", no_argument, NULL, CLI_OPT_OFFLOAD}
+/* Option callbacks (opt.h CLI_K_CALLBACK) for the options below; value is
+ * the cp_predict_opts field named.  CP_OK or a usage error (2). */
+int cli_opt_framework(const char *cmd, char *arg, void *framework); /* cp_framework */
+int cli_opt_wrap(const char *cmd, char *arg, void *fsdp_wrap_mb);   /* double */
+int cli_opt_sharding(const char *cmd, char *arg, void *fsdp_sharding); /* int bits */
+int cli_opt_hook(const char *cmd, char *arg, void *comm_hook);      /* int */
+int cli_opt_offload(const char *cmd, char *arg, void *offload);     /* int CP_OFFLOAD_* */
 
-/* Apply shared option c (a CLI_OPT_* code) with its argument to p:
- * CP_OK, a usage error (2), or -1 when c is not one of them. */
-int cli_model_option(const char *cmd, int c, const char *arg, cp_predict_opts *p);
+/* The iteration-model options predict, compare and plan share, as entries
+ * of an option table (opt.h) writing into the cp_predict_opts *p. */
+#define CLI_MODEL_OPTIONS(p)                                                                   \
+    OPT_INT(0, "accum-steps", "K", &(p)->accum_steps, 1, 1000000,                            \
+            "micro-batches per optimizer step (gradient accumulation: DDP no_sync, Horovod "  \
+            "backward_passes_per_step; ZeRO-2 and FSDP synchronise every micro-batch); the "  \
+            "compute time is one micro-batch's (default 1)"),                                 \
+        OPT_FLAG(0, "bucket-view", &(p)->bucket_view,                                          \
+                 "DDP gradient_as_bucket_view=True: no copy of the reduced buckets back into " \
+                 "the gradients"),                                                             \
+        OPT_DOUBLE(0, "jitter", "CV", &(p)->jitter, 1,                                          \
+                   "stragglers: one GPU's compute time varies from step to step with this "   \
+                   "coefficient of variation (e.g. 0.02); every step waits for the slowest "  \
+                   "GPU (default 0)")
 
-/* --framework ddp|horovod|zero1|zero2|fsdp|zero3|mirrored; 0 or a usage error (2). */
-int cli_parse_framework(const char *cmd, const char *arg, cp_framework *out);
+/* The framework options predict and compare share (plan buckets as DDP
+ * does and has none of them). */
+#define CLI_FRAMEWORK_OPTIONS(p)                                                               \
+    OPT_CALLBACK(0, "framework", "F", &(p)->framework, cli_opt_framework,                      \
+                 "ddp (PyTorch DistributedDataParallel, default), horovod, zero1 (DeepSpeed "  \
+                 "ZeRO stage 1: reduce-scatter after backward, shard step, all-gather), zero2 " \
+                 "(stage 2: the reduce-scatters during backward, gradients sharded), fsdp "    \
+                 "(PyTorch FSDP), zero3 (DeepSpeed ZeRO stage 3 with its default prefetch, "   \
+                 "persistence, reuse and bucket sizes) or mirrored (TensorFlow "               \
+                 "MirroredStrategy: one pack of every gradient all-reduced after backward)"),  \
+        OPT_CALLBACK_OPTARG(0, "offload", "cpu|pool", &(p)->offload, cli_opt_offload,         \
+                            "DeepSpeed offload_optimizer to the CPU (zero1, zero2, zero3; "    \
+                            "no argument or cpu): reduced shards copied to host memory, the "  \
+                            "sockets step the optimizer, parameters copied back; pool: the "   \
+                            "optimizer states (and under zero3 and fsdp the parameter "        \
+                            "shards) in the shared CXL pool (docs/pool.md)"),                  \
+        OPT_CALLBACK(0, "fsdp-wrap", "W", &(p)->fsdp_wrap_mb, cli_opt_wrap,                    \
+                     "FSDP units: block (default; one per numbered block, as "                 \
+                     "transformer_auto_wrap_policy, the rest in the root unit), layer (every " \
+                     "model layer), or MB (consecutive layers until a unit holds MB MiB, as "  \
+                     "size_based_auto_wrap_policy)"),                                          \
+        OPT_CALLBACK(0, "fsdp-sharding", "S", &(p)->fsdp_sharding, cli_opt_sharding,           \
+                     "FSDP sharding_strategy: full (FULL_SHARD, default), grad-op "            \
+                     "(SHARD_GRAD_OP: parameters kept from forward to backward), hybrid "      \
+                     "(HYBRID_SHARD: shard inside each host, all-reduce the shards across "    \
+                     "hosts) or hybrid-grad-op (_HYBRID_SHARD_ZERO2)"),                        \
+        OPT_CALLBACK(0, "comm-hook", "H", &(p)->comm_hook, cli_opt_hook,                       \
+                     "DDP communication hook: fp16 or bf16 (fp16_compress_hook, "              \
+                     "bf16_compress_hook: buckets all-reduced as 2-byte floats, plus the "     \
+                     "casts), or none (default)")
 
 /* What the chosen framework makes of the other options, once all are
  * parsed: ZeRO-2 buckets default to DeepSpeed's (bucket_mb 0) unless
  * --bucket-mb was given; --fsdp-wrap and --fsdp-sharding are for FSDP
  * only, --offload for ZeRO.  0 or a usage error (2). */
-/* --offload [cpu|pool]: the word after --offload when it is one of those
- * (consumed: optind moves past it), else NULL (cpu). */
-const char *cli_offload_arg(int argc, char **argv);
-
 int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given);
 
-/* A whole-number option in [1, max]; 0 or a usage error (2) naming opt. */
-int cli_parse_count(const char *cmd, const char *opt, const char *arg, int max, int *out);
-
-/* Parse --hosts N (1 .. CP_MAX_HOSTS); 0 or a usage error (2). */
-int cli_parse_hosts(const char *cmd, const char *arg, int *out);
-
-/* Parse --gpus N (1 .. 256: the GPUs of each host a job uses); 0 or a usage
- * error (2). */
-int cli_parse_gpus(const char *cmd, const char *arg, int *out);
+/* The largest --hosts (the loader's CP_MAX_HOSTS) and --gpus (GPUs of each
+ * host a job uses) take. */
+#define CLI_MAX_GPUS 256
 
 /* Write `v` as indented JSON with a final newline to `f` and release it
  * (steals the reference).  0, or -1 when out of memory or writing failed. */

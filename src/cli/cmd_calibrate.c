@@ -3,7 +3,6 @@
  * topology's calibration block to a measured nccl-tests table, print the fit
  * and the residual of every row, and with -o write the calibrated topology.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,35 +15,16 @@
 #include "load/load.h"
 #include "out/jsonfmt.h"
 
-static const char help[] =
-    "usage: coarse-plan calibrate NCCL_TESTS_OUTPUT -t TOPO [--hosts N] [--gpus G]\n"
-    "                             [-o OUT.json] [--op OP] [-a ALG] [--launch-us US]\n"
-    "                             [--json]\n"
-    "\n"
+static const cli_usage_text usage = {
+    "usage: coarse-plan calibrate NCCL_TESTS_OUTPUT -t TOPO [OPTIONS]\n",
     "Fit the topology's calibration to measured nccl-tests output (all_reduce_perf\n"
     "console output, verbatim): the achieved fraction of nominal bandwidth (bw_eff)\n"
-    "of the link kind that binds and the Simple protocol's cost per step (simple_us),\n"
-    "from the largest sizes, and the software latency per step under LL (step_us)\n"
-    "of the slowest link kind, from the smallest sizes.  Prints the fit and, for\n"
-    "every row, measured and predicted time, the error and the protocol.\n"
-    "\n"
-    "  -t, --topo FILE     topology JSON describing the measured machine\n"
-    "      --hosts N       the measurement spanned N copies of it\n"
-    "      --gpus G        ... using the first G GPUs of each (default: all)\n"
-    "  -o, --output FILE   write the topology with the fitted calibration block\n"
-    "      --op OP         operation measured (default allreduce; with -a pool also\n"
-    "                      reduce, gather, scatter, alltoall)\n"
-    "  -a, --algo ALG      algorithm NCCL used (default ring), or pool: a table of\n"
-    "                      collectives through a CXL pool, fitting calibration.pool\n"
-    "                      (the busier copy engine's rate, chunk_us; docs/pool.md)\n"
-    "      --launch-us US  fixed launch cost per kernel (default: the topology's, or\n"
-    "                      5 us when it has no calibration block)\n"
-    "      --json          the fit and the rows as JSON\n"
-    "\n"
+    "of the link kind that binds and the Simple protocol's cost per step\n"
+    "(simple_us), from the largest sizes, and the software latency per step under LL\n"
+    "(step_us) of the slowest link kind, from the smallest sizes.  Prints the fit\n"
+    "and, for every row, measured and predicted time, the error and the protocol.\n",
     "The GPUs driven by one thread (nccl-tests -g) come from the table's header.\n"
-    "Method and the shipped fits: docs/calibration.md.\n";
-
-enum { OPT_HOSTS = 256, OPT_OP, OPT_LAUNCH, OPT_JSON, OPT_GPUS };
+    "Method and the shipped fits: docs/calibration.md.\n"};
 
 /* Default launch cost of one kernel when the topology has no calibration:
  * CUDA's documented launch overhead is a few microseconds; 5 us is the
@@ -59,67 +39,78 @@ typedef struct opts {
     double launch;   /* < 0: keep the topology's */
 } opts;
 
+/* --op OP (value: opts): op the cp_coll_op (allreduce for the operations
+ * only -a pool fits), xop the cp_xop (pool_table.h). */
+static int parse_op(const char *cmd, char *arg, void *value)
+{
+    opts *o = value;
+    int k;
+    for (k = 0; k < CP_XOPS && strcmp(arg, cp_xop_name((cp_xop)k)) != 0; k++)
+        ;
+    if (k == CP_XOPS)
+        return cli_usage(cmd, "--op: unknown operation '%s'", arg);
+    o->op = (cp_coll_op)(k < CP_OPS ? k : 0);
+    o->xop = k;
+    return CP_OK;
+}
+
+/* -a ALG (value: opts): alg a cp_coll_alg, or pool 1 for -a pool. */
+static int parse_alg(const char *cmd, char *arg, void *value)
+{
+    opts *o = value;
+    int k;
+    if ((o->pool = strcmp(arg, "pool") == 0))
+        return CP_OK;
+    for (k = 0; k < CP_ALGS && strcmp(arg, cp_coll_alg_name((cp_coll_alg)k)) != 0; k++)
+        ;
+    if (k == CP_ALGS)
+        return cli_usage(cmd, "-a: unknown algorithm '%s' (ring, tree, nvls, hier, ps)", arg);
+    o->alg = k;
+    return CP_OK;
+}
+
+/* --launch-us US (value: double), 0 allowed. */
+static int parse_launch(const char *cmd, char *arg, void *value)
+{
+    double *launch = value;
+    if (cp_parse_double(arg, launch) || *launch < 0 || *launch > 1e4)
+        return cli_usage(cmd, "--launch-us: expected 0 to 10000, got '%s'", arg);
+    return CP_OK;
+}
+
 static int parse_opts(int argc, char **argv, opts *o)
 {
-    static const struct option lo[] = {
-        {"topo", required_argument, NULL, 't'},     {"hosts", required_argument, NULL, OPT_HOSTS},
-        {"gpus", required_argument, NULL, OPT_GPUS},
-        {"output", required_argument, NULL, 'o'},   {"op", required_argument, NULL, OPT_OP},
-        {"algo", required_argument, NULL, 'a'},     {"launch-us", required_argument, NULL, OPT_LAUNCH},
-        {"json", no_argument, NULL, OPT_JSON},      {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0}};
-    int c, k;
+    const cli_option table[] = {
+        OPT_STRING('t', "topo", "FILE", &o->topo, "topology JSON describing the measured machine"),
+        OPT_INT(0, "hosts", "N", &o->hosts, 1, CP_MAX_HOSTS,
+                "the measurement spanned N copies of it"),
+        OPT_INT(0, "gpus", "G", &o->gpus, 1, CLI_MAX_GPUS,
+                "... using the first G GPUs of each (default: all)"),
+        OPT_STRING('o', "output", "FILE", &o->out,
+                   "write the topology with the fitted calibration block"),
+        OPT_CALLBACK(0, "op", "OP", o, parse_op,
+                     "operation measured (default allreduce; with -a pool also reduce, "
+                     "gather, scatter, alltoall)"),
+        OPT_CALLBACK('a', "algo", "ALG", o, parse_alg,
+                     "algorithm NCCL used (default ring), or pool: a table of collectives "
+                     "through a CXL pool, fitting calibration.pool (the busier copy engine's "
+                     "rate, chunk_us; docs/pool.md)"),
+        OPT_CALLBACK(0, "launch-us", "US", &o->launch, parse_launch,
+                     "fixed launch cost per kernel (default: the topology's, or 5 us when it "
+                     "has no calibration block)"),
+        OPT_FLAG(0, "json", &o->json, "the fit and the rows as JSON"),
+        OPT_END()};
+    int first, rc;
     memset(o, 0, sizeof *o);
     o->hosts = 1;
     o->alg = CP_ALG_RING;
     o->launch = -1;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":ht:o:a:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': fputs(help, stdout); return -1;
-        case 't': o->topo = optarg; break;
-        case 'o': o->out = optarg; break;
-        case OPT_HOSTS:
-            if (cli_parse_hosts("calibrate", optarg, &o->hosts))
-                return CP_EINPUT;
-            break;
-        case OPT_GPUS:
-            if (cli_parse_gpus("calibrate", optarg, &o->gpus))
-                return CP_EINPUT;
-            break;
-        case OPT_OP:
-            for (k = 0; k < CP_XOPS && strcmp(optarg, cp_xop_name((cp_xop)k)) != 0; k++)
-                ;
-            if (k == CP_XOPS)
-                return cli_usage("calibrate", "--op: unknown operation '%s'", optarg);
-            o->op = (cp_coll_op)(k < CP_OPS ? k : 0);
-            o->xop = k;
-            break;
-        case 'a':
-            if ((o->pool = strcmp(optarg, "pool") == 0))
-                break;
-            for (k = 0; k < CP_ALGS && strcmp(optarg, cp_coll_alg_name((cp_coll_alg)k)) != 0; k++)
-                ;
-            if (k == CP_ALGS)
-                return cli_usage("calibrate", "-a: unknown algorithm '%s' (ring, tree, nvls, "
-                                 "hier, ps)", optarg);
-            o->alg = k;
-            break;
-        case OPT_LAUNCH:
-            if (cp_parse_double(optarg, &o->launch) || o->launch < 0 || o->launch > 1e4)
-                return cli_usage("calibrate", "--launch-us: expected 0 to 10000, got '%s'",
-                                 optarg);
-            break;
-        case OPT_JSON: o->json = 1; break;
-        case ':': return cli_usage("calibrate", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("calibrate", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind + 1 != argc)
-        return cli_usage("calibrate", optind >= argc ? "the nccl-tests output file is required"
-                                                     : "give one nccl-tests output file");
-    o->table = argv[optind];
+    if ((rc = cli_parse("calibrate", &usage, table, argc, argv, &first)))
+        return rc;
+    if (first + 1 != argc)
+        return cli_usage("calibrate", first >= argc ? "the nccl-tests output file is required"
+                                                    : "give one nccl-tests output file");
+    o->table = argv[first];
     if (o->xop >= CP_OPS && !o->pool)
         return cli_usage("calibrate", "--op %s: only -a pool fits it", cp_xop_name(o->xop));
     if (!o->topo)
@@ -242,7 +233,7 @@ int cmd_calibrate(int argc, char **argv)
     cp_err e;
     int rc = parse_opts(argc, argv, &o);
     if (rc)
-        return rc < 0 ? CP_OK : rc;
+        return rc == CLI_HELP ? CP_OK : rc;
     cp_err_clear(&e);
     memset(&fit, 0, sizeof fit);
     memset(&pfit, 0, sizeof pfit);

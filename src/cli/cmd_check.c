@@ -5,7 +5,6 @@
  * Every file is checked even after a failure, so one run lists every
  * problem; the exit code is the worst status seen.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,15 +13,13 @@
 #include "load/load.h"
 #include "runtime/planfile.h"
 
-static const char help[] =
-    "usage: coarse-plan check FILE...\n"
-    "\n"
+static const cli_usage_text usage = {
+    "usage: coarse-plan check FILE...\n",
     "Validate model, topology and plan files (JSON).  The kind of each file is\n"
     "told from its keys: \"tensors\" (model), \"nodes\" (topology), \"format\"\n"
     "(plan).  Prints one summary line per valid file to stdout and one error per\n"
-    "invalid file to stderr as FILE:LINE:COL: error: FIELD: message.\n"
-    "\n"
-    "Exit status: 0 all valid, 2 some file is invalid, 1 internal failure.\n";
+    "invalid file to stderr as FILE:LINE:COL: error: FIELD: message.\n",
+    "Exit status: 0 all valid, 2 some file is invalid, 1 internal failure.\n"};
 
 /* Validate one file and print its summary; returns its status. */
 static int check_one(const char *path, cp_err *e)
@@ -76,23 +73,14 @@ static int check_one(const char *path, cp_err *e)
 
 int cmd_check(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-    int c, i, worst = CP_OK;
-
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(help, stdout);
-            return CP_OK;
-        }
-        return cli_usage("check", "unknown option '%s'", argv[optind - 1]);
-    }
-    if (optind >= argc)
+    static const cli_option table[] = {OPT_END()};
+    int i, first, worst = CP_OK, rc = cli_parse("check", &usage, table, argc, argv, &first);
+    if (rc)
+        return rc == CLI_HELP ? CP_OK : rc;
+    if (first >= argc)
         return cli_usage("check", "no files given");
-    for (i = optind; i < argc; i++) {
+    for (i = first; i < argc; i++) {
         cp_err e;
-        int rc;
         cp_err_clear(&e);
         rc = check_one(argv[i], &e);
         if (rc) {

@@ -3,7 +3,6 @@
  * table for one collective on one machine, and --explain: which links bind
  * each algorithm and how its time splits into latency and bandwidth.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,47 +10,18 @@
 
 #include "cli/cli.h"
 #include "cli/pool_table.h"
+#include "cost/busshare.h"
 #include "core/units.h"
 #include "cost/collective.h"
 #include "load/load.h"
 
-static const char help[] =
-    "usage: coarse-plan collective -t TOPO [--hosts N] [--gpus G] [-o OP] [-a ALG]\n"
-    "                              [-b MIN] [-e MAX] [-f FACTOR] [--dtype float|half]\n"
-    "                              [-g N] [--json] [--explain]\n"
-    "\n"
+static const cli_usage_text usage = {
+    "usage: coarse-plan collective -t TOPO [OPTIONS]\n",
     "Predict a collective's time over a range of sizes, in nccl-tests layout: size,\n"
-    "count, type, redop, time (us), algbw and busbw (GB/s), and the algorithm.\n"
-    "\n"
-    "  -t, --topo FILE       topology JSON\n"
-    "      --hosts N         replicate a single-host topology N times over its NICs\n"
-    "      --gpus G          use the first G GPUs of each host (default: all)\n"
-    "  -o, --op OP           allreduce (default), reducescatter, allgather, broadcast,\n"
-    "                        reduce, gather, scatter, alltoall\n"
-    "  -a, --algo ALG        ring, tree, nvls, hier, ps (parameter server in CPU\n"
-    "                        memory), collnet (in-network reduction, SHARP: needs a\n"
-    "                        reducing network switch), pool (through a CXL memory\n"
-    "                        pool, docs/pool.md), or auto (default: the fastest\n"
-    "                        of NCCL's algorithms per size, as NCCL's tuner picks)\n"
-    "  -b, --minbytes SIZE   smallest size (default 8); K, M, G suffixes (x1024)\n"
-    "  -e, --maxbytes SIZE   largest size (default 128M)\n"
-    "  -f, --stepfactor F    multiply the size by F each row (default 2)\n"
-    "      --dtype T         float (4 bytes, default) or half (2 bytes): the count column\n"
-    "      --proto P         LL or Simple only, as NCCL_PROTO forces it (default: the\n"
-    "                        faster per size, as NCCL's tuner picks)\n"
-    "  -g, --gpus-per-thread N  GPUs driven by one thread, as nccl-tests -g (default 1):\n"
-    "                        kernel launches are serialised within a thread\n"
-    "      --json            {\"rows\":[{\"bytes\",\"count\",\"time_us\",\"algbw_gbs\",\n"
-    "                        \"busbw_gbs\",\"algorithm\"}]}\n"
-    "      --explain         for each algorithm: phases, steps, latency, bandwidth, the\n"
-    "                        links that bind it and what one more GB/s on them buys,\n"
-    "                        and where the algorithms cross over\n"
-    "\n"
-    "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (reducescatter, allgather, gather,\n"
-    "scatter, alltoall), 1 (broadcast, reduce), as nccl-tests documents.  The model:\n"
-    "docs/collectives.md, docs/pool.md.\n";
-
-enum { OPT_HOSTS = 256, OPT_JSON, OPT_EXPLAIN, OPT_DTYPE, OPT_GPUS, OPT_PROTO };
+    "count, type, redop, time (us), algbw and busbw (GB/s), and the algorithm.\n",
+    "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (reducescatter, allgather,\n"
+    "gather, scatter, alltoall), 1 (broadcast, reduce), as nccl-tests documents.\n"
+    "The model: docs/collectives.md, docs/pool.md.\n"};
 
 typedef struct opts {
     const char *topo;
@@ -73,24 +43,135 @@ static int parse_name(const char *s, const char *const *names, int n)
     return -1;
 }
 
-static int parse_opts(int argc, char **argv, opts *o)
+static const char *const ops[] = {"allreduce", "reducescatter", "allgather", "broadcast",
+                                  "reduce",    "gather",        "scatter",   "alltoall"};
+
+/* -o OP (value: opts): op the cp_coll_op (allreduce for the operations
+ * beyond NCCL's four), xop the cp_xop (pool_table.h). */
+static int parse_op(const char *cmd, char *arg, void *value)
 {
-    static const struct option lo[] = {
-        {"topo", required_argument, NULL, 't'},      {"hosts", required_argument, NULL, OPT_HOSTS},
-        {"gpus", required_argument, NULL, OPT_GPUS},
-        {"op", required_argument, NULL, 'o'},        {"algo", required_argument, NULL, 'a'},
-        {"minbytes", required_argument, NULL, 'b'},  {"maxbytes", required_argument, NULL, 'e'},
-        {"stepfactor", required_argument, NULL, 'f'}, {"dtype", required_argument, NULL, OPT_DTYPE},
-        {"proto", required_argument, NULL, OPT_PROTO},
-        {"gpus-per-thread", required_argument, NULL, 'g'},
-        {"json", no_argument, NULL, OPT_JSON},       {"explain", no_argument, NULL, OPT_EXPLAIN},
-        {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
-    static const char *const ops[] = {"allreduce", "reducescatter", "allgather", "broadcast",
-                                      "reduce", "gather", "scatter", "alltoall"};
+    opts *o = value;
+    int k = parse_name(arg, ops, 8);
+    if (k < 0)
+        return cli_usage(cmd, "-o: unknown operation '%s' (allreduce, reducescatter, "
+                              "allgather, broadcast, reduce, gather, scatter, alltoall)", arg);
+    o->op = (cp_coll_op)(k < CP_OPS ? k : 0);
+    o->xop = k;
+    return CP_OK;
+}
+
+/* -a ALG (value: opts): alg -1 for auto and pool, pool 1 for pool. */
+static int parse_alg(const char *cmd, char *arg, void *value)
+{
     static const char *const algs[] = {"ring", "tree", "nvls", "hier", "ps", "collnet", "auto",
                                        "pool"};
+    opts *o = value;
+    int k = parse_name(arg, algs, 8);
+    if (k < 0)
+        return cli_usage(cmd, "-a: unknown algorithm '%s' (ring, tree, nvls, hier, ps, "
+                              "collnet, pool, auto)", arg);
+    o->alg = k >= 6 ? -1 : k;
+    o->pool = k == 7;
+    return CP_OK;
+}
+
+/* -b and -e SIZE (value: int64_t): bytes, K, M, G suffixes. */
+static int parse_min(const char *cmd, char *arg, void *value)
+{
+    if (cp_parse_size(arg, value))
+        return cli_usage(cmd, "-b: expected a size such as 8, 64K, 128M, got '%s'", arg);
+    return CP_OK;
+}
+
+static int parse_max(const char *cmd, char *arg, void *value)
+{
+    if (cp_parse_size(arg, value))
+        return cli_usage(cmd, "-e: expected a size such as 8, 64K, 128M, got '%s'", arg);
+    return CP_OK;
+}
+
+/* -f F (value: long): the size factor between rows. */
+static int parse_factor(const char *cmd, char *arg, void *value)
+{
+    if (cp_parse_long(arg, 2, 1024, value))
+        return cli_usage(cmd, "-f: expected a whole factor from 2 to 1024, got '%s'", arg);
+    return CP_OK;
+}
+
+/* -g N (value: int): GPUs per thread, as nccl-tests -g. */
+static int parse_gpt(const char *cmd, char *arg, void *value)
+{
     long gpt;
-    int c, k;
+    if (cp_parse_long(arg, 1, 1024, &gpt))
+        return cli_usage(cmd, "-g: expected 1 to 1024, got '%s'", arg);
+    *(int *)value = (int)gpt;
+    return CP_OK;
+}
+
+/* --dtype float|half (value: int, bytes per element). */
+static int parse_dtype(const char *cmd, char *arg, void *value)
+{
+    if (strcmp(arg, "float") == 0 || strcmp(arg, "fp32") == 0)
+        *(int *)value = 4;
+    else if (strcmp(arg, "half") == 0 || strcmp(arg, "fp16") == 0 || strcmp(arg, "bf16") == 0)
+        *(int *)value = 2;
+    else
+        return cli_usage(cmd, "--dtype: expected float or half, got '%s'", arg);
+    return CP_OK;
+}
+
+/* --proto LL|Simple (value: int, a cp_proto). */
+static int parse_proto(const char *cmd, char *arg, void *value)
+{
+    if (strcasecmp(arg, "LL") == 0)
+        *(int *)value = CP_PROTO_LL;
+    else if (strcasecmp(arg, "Simple") == 0)
+        *(int *)value = CP_PROTO_SIMPLE;
+    else
+        return cli_usage(cmd, "--proto: expected LL or Simple, got '%s'", arg);
+    return CP_OK;
+}
+
+/* The option table, parsed into o, then what does not combine; CP_OK,
+ * CLI_HELP or a usage error. */
+static int parse_opts(int argc, char **argv, opts *o)
+{
+    const cli_option table[] = {
+        OPT_STRING('t', "topo", "FILE", &o->topo, "topology JSON"),
+        OPT_INT(0, "hosts", "N", &o->hosts, 1, CP_MAX_HOSTS,
+                "replicate a single-host topology N times over its NICs"),
+        OPT_INT(0, "gpus", "G", &o->gpus, 1, CLI_MAX_GPUS,
+                "use the first G GPUs of each host (default: all)"),
+        OPT_CALLBACK('o', "op", "OP", o, parse_op,
+                     "allreduce (default), reducescatter, allgather, broadcast, reduce, "
+                     "gather, scatter, alltoall"),
+        OPT_CALLBACK('a', "algo", "ALG", o, parse_alg,
+                     "ring, tree, nvls, hier, ps (parameter server in CPU memory), collnet "
+                     "(in-network reduction, SHARP: needs a reducing network switch), pool "
+                     "(through a CXL memory pool, docs/pool.md), or auto (default: the "
+                     "fastest of NCCL's algorithms per size, as NCCL's tuner picks)"),
+        OPT_CALLBACK('b', "minbytes", "SIZE", &o->minb, parse_min,
+                     "smallest size (default 8); K, M, G suffixes (x1024)"),
+        OPT_CALLBACK('e', "maxbytes", "SIZE", &o->maxb, parse_max,
+                     "largest size (default 128M)"),
+        OPT_CALLBACK('f', "stepfactor", "F", &o->factor, parse_factor,
+                     "multiply the size by F each row (default 2)"),
+        OPT_CALLBACK(0, "dtype", "T", &o->typesize, parse_dtype,
+                     "float (4 bytes, default) or half (2 bytes): the count column"),
+        OPT_CALLBACK(0, "proto", "P", &o->proto, parse_proto,
+                     "LL or Simple only, as NCCL_PROTO forces it (default: the faster per "
+                     "size, as NCCL's tuner picks)"),
+        OPT_CALLBACK('g', "gpus-per-thread", "N", &o->gpt, parse_gpt,
+                     "GPUs driven by one thread, as nccl-tests -g (default 1): kernel launches "
+                     "are serialised within a thread"),
+        OPT_FLAG(0, "json", &o->json,
+                 "{\"rows\":[{\"bytes\",\"count\",\"time_us\",\"algbw_gbs\",\n"
+                 "\"busbw_gbs\",\"algorithm\"}]}"),
+        OPT_FLAG(0, "explain", &o->explain,
+                 "for each algorithm: phases, steps, latency, bandwidth, the links that bind "
+                 "it and what one more GB/s on them buys, and where the algorithms cross over"),
+        OPT_END()};
+    int first, rc;
     memset(o, 0, sizeof *o);
     o->hosts = 1;
     o->gpt = 1;
@@ -100,78 +181,9 @@ static int parse_opts(int argc, char **argv, opts *o)
     o->maxb = 128 << 20;
     o->factor = 2;
     o->typesize = 4;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":ht:o:a:b:e:f:g:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': fputs(help, stdout); return -1;
-        case 't': o->topo = optarg; break;
-        case OPT_HOSTS:
-            if (cli_parse_hosts("collective", optarg, &o->hosts))
-                return CP_EINPUT;
-            break;
-        case OPT_GPUS:
-            if (cli_parse_gpus("collective", optarg, &o->gpus))
-                return CP_EINPUT;
-            break;
-        case 'o':
-            if ((k = parse_name(optarg, ops, 8)) < 0)
-                return cli_usage("collective", "-o: unknown operation '%s' (allreduce, "
-                                 "reducescatter, allgather, broadcast, reduce, gather, "
-                                 "scatter, alltoall)", optarg);
-            o->op = (cp_coll_op)(k < CP_OPS ? k : 0);
-            o->xop = k;
-            break;
-        case 'a':
-            if ((k = parse_name(optarg, algs, 8)) < 0)
-                return cli_usage("collective", "-a: unknown algorithm '%s' (ring, tree, nvls, "
-                                 "hier, ps, collnet, pool, auto)", optarg);
-            o->alg = k >= 6 ? -1 : k;
-            o->pool = k == 7;
-            break;
-        case 'b':
-        case 'e':
-            if (cp_parse_size(optarg, c == 'b' ? &o->minb : &o->maxb))
-                return cli_usage("collective", "-%c: expected a size such as 8, 64K, 128M, "
-                                 "got '%s'", c, optarg);
-            break;
-        case 'f':
-            if (cp_parse_long(optarg, 2, 1024, &o->factor))
-                return cli_usage("collective", "-f: expected a whole factor from 2 to 1024, "
-                                 "got '%s'", optarg);
-            break;
-        case 'g':
-            if (cp_parse_long(optarg, 1, 1024, &gpt))
-                return cli_usage("collective", "-g: expected 1 to 1024, got '%s'", optarg);
-            o->gpt = (int)gpt;
-            break;
-        case OPT_DTYPE:
-            if (strcmp(optarg, "float") == 0 || strcmp(optarg, "fp32") == 0)
-                o->typesize = 4;
-            else if (strcmp(optarg, "half") == 0 || strcmp(optarg, "fp16") == 0 ||
-                     strcmp(optarg, "bf16") == 0)
-                o->typesize = 2;
-            else
-                return cli_usage("collective", "--dtype: expected float or half, got '%s'",
-                                 optarg);
-            break;
-        case OPT_PROTO:
-            if (strcasecmp(optarg, "LL") == 0)
-                o->proto = CP_PROTO_LL;
-            else if (strcasecmp(optarg, "Simple") == 0)
-                o->proto = CP_PROTO_SIMPLE;
-            else
-                return cli_usage("collective", "--proto: expected LL or Simple, got '%s'",
-                                 optarg);
-            break;
-        case OPT_JSON: o->json = 1; break;
-        case OPT_EXPLAIN: o->explain = 1; break;
-        case ':': return cli_usage("collective", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("collective", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_usage("collective", "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_parse("collective", &usage, table, argc, argv, &first)) ||
+        (rc = cli_no_args("collective", argc, argv, first)))
+        return rc;
     if (!o->topo)
         return cli_usage("collective", "-t TOPO is required");
     if (o->minb < 1 || o->maxb < o->minb)
@@ -362,6 +374,17 @@ static void explain_crossovers(const cp_coll *c, const opts *o)
         }
 }
 
+/* The COARSE paper's side figure: the packed rings' share of the GPU buses. */
+static void explain_bus_share(const cp_coll *c)
+{
+    cp_bus_share s;
+    double share = cp_coll_bus_share(c, &s);
+    if (s.total_gbs > 0)
+        printf("ring AllReduce keeps %.1f%% of the GPU buses busy (%.1f of %.1f GB/s, NVLink "
+               "%.1f of %.1f; docs/collectives.md, bus share)\n",
+               100 * share, s.used_gbs, s.total_gbs, s.nvlink_used_gbs, s.nvlink_total_gbs);
+}
+
 static void print_explain(const cp_coll *c, const opts *o)
 {
     int alg;
@@ -371,6 +394,7 @@ static void print_explain(const cp_coll *c, const opts *o)
     for (alg = 0; alg < CP_ALGS; alg++)
         explain_alg(c, o, (cp_coll_alg)alg);
     explain_crossovers(c, o);
+    explain_bus_share(c);
 }
 
 int cmd_collective(int argc, char **argv)
@@ -381,7 +405,7 @@ int cmd_collective(int argc, char **argv)
     cp_err e;
     int rc = parse_opts(argc, argv, &o);
     if (rc)
-        return rc < 0 ? CP_OK : rc;
+        return rc == CLI_HELP ? CP_OK : rc;
     if (o.pool || o.xop >= CP_OPS) {
         cli_xopts x = {o.topo, o.hosts, o.gpus, o.gpt, o.xop, o.pool, o.alg == CP_ALG_RING,
                        o.json, o.explain, o.minb, o.maxb, o.factor, o.typesize};

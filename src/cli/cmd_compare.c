@@ -2,12 +2,12 @@
  * cmd_compare.c - `coarse-plan compare`: every model x topology x strategy
  * (and, optionally, memory-device figures) as one CSV row each.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/compare_settings.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
@@ -15,18 +15,8 @@
 #include "plan/plan_predict.h"
 #include "predict/memory.h"
 
-static const char help[] =
-    "usage: coarse-plan compare -m MODEL[,MODEL..] -t TOPO[,TOPO..] -o FILE.csv\n"
-    "                           [-s S1,S2..] [--hosts N] [--gpus G] [--compute-ms T] [--mfu F]\n"
-    "                           [--bucket-mb B] [--compute-scale F] [--grad-dtype T]\n"
-    "                           [--accum-steps K] [--bucket-view]\n"
-    "                           [--framework ddp|horovod|zero1|zero2|fsdp|zero3|mirrored]\n"
-    "                           [--offload [cpu|pool]] [--jitter CV]\n"
-    "                           [--fsdp-wrap block|layer|MB] [--fsdp-sharding S]\n"
-    "                           [--comm-hook none|fp16|bf16]\n"
-    "                           [--memdev-gbs X[,X..]] [--svg CHART.svg]\n"
-    "                           [--memdev-reduce-gbs Y[,Y..]]\n"
-    "\n"
+static const cli_usage_text usage = {
+    "usage: coarse-plan compare -m MODEL,.. -t TOPO,.. -o FILE.csv [OPTIONS]\n",
     "Predict every model on every topology with every strategy and write one CSV\n"
     "row each (written atomically; \"-\" for standard output):\n"
     "  model,topology,gpus,memdev_gbs,memdev_reduce_gbs,strategy,available,\n"
@@ -34,21 +24,14 @@ static const char help[] =
     "  model_states_gb,activations_gb,gpu_memory_gb,fits,compute_source,note\n"
     "(model states per GPU, docs/model.md eq. M1; activations estimated by\n"
     "eq. M2 when the model gives its transformer dimensions, else empty; fits\n"
-    "yes, no, or ? when the machine gives no GPU memory)\n"
-    "-m and -t may repeat.  --gpus G uses the first G GPUs of each host.\n"
-    "Strategies default to ring,tree,auto,ps,proxy,coarse;\n"
-    "one a machine cannot run gets available=0 and the reason in `note`.\n"
-    "--memdev-gbs / --memdev-reduce-gbs replace every CXL link's bandwidth and\n"
-    "every memory device's reduce rate with each listed value in turn (a sweep\n"
-    "over the assumed device figures); memdev_* columns are empty otherwise.\n"
+    "yes, no, or ? when the machine gives no GPU memory)\n",
     "Compute: --compute-ms for all, else each model's own, else estimated from\n"
-    "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).  --accum-steps,\n"
-    "--bucket-view, --framework, --offload, --fsdp-wrap, --fsdp-sharding,\n"
-    "--comm-hook and --jitter are as for predict.\n"
-    "--svg also draws the speed-ups over ring as a grouped bar chart.\n";
-
-enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_MFU, OPT_BUCKET, OPT_MGBS, OPT_MRED, OPT_SCALE, OPT_DTYPE,
-       OPT_SVG, OPT_GPUS };
+    "FLOPs, batch and GPU tflops (docs/model.md, eq. P0).\n"
+    "--setting (repeatable, instead of -t and -s): an experiment with its own\n"
+    "baseline strategy, the strategies compared with it and its machines; the\n"
+    "CSV gets a setting column, each row its speed-up over the baseline and,\n"
+    "for planned strategies, the share of bytes per route family; --svg draws\n"
+    "every setting's best speed-up side by side (docs/paper-reproduction.md).\n"};
 
 #define MAX_LIST 64
 
@@ -58,7 +41,10 @@ typedef struct opts {
     cp_strategy strat[CP_STRATEGIES];
     double mgbs[MAX_LIST], mred[MAX_LIST];
     int nmg, nmr;
+    int bucket_given; /* --bucket-mb was given */
     cp_predict_opts p;
+    cli_setting set[CLI_MAX_SETTINGS]; /* --setting, in order */
+    int nset;
 } opts;
 
 /* Append the comma-separated items of arg (kept in argv's storage). */
@@ -87,69 +73,46 @@ static int add_numbers(const char *opt, char *arg, double *list, int *n)
     return rc;
 }
 
-static int parse_opts(int argc, char **argv, opts *o)
+/* -s LIST (value: opts): strategies appended in the order given. */
+static int parse_strategies(const char *cmd, char *arg, void *value)
 {
-    static const struct option lo[] = {
-        {"model", required_argument, NULL, 'm'},     {"topo", required_argument, NULL, 't'},
-        {"output", required_argument, NULL, 'o'},    {"strategies", required_argument, NULL, 's'},
-        {"hosts", required_argument, NULL, OPT_HOSTS}, {"gpus", required_argument, NULL, OPT_GPUS}, {"compute-ms", required_argument, NULL, OPT_COMPUTE},
-        {"mfu", required_argument, NULL, OPT_MFU},   {"bucket-mb", required_argument, NULL, OPT_BUCKET},
-        {"compute-scale", required_argument, NULL, OPT_SCALE},
-        {"grad-dtype", required_argument, NULL, OPT_DTYPE},
-        CLI_MODEL_LONGOPTS, CLI_FRAMEWORK_LONGOPT,
-        {"svg", required_argument, NULL, OPT_SVG},
-        {"memdev-gbs", required_argument, NULL, OPT_MGBS},
-        {"memdev-reduce-gbs", required_argument, NULL, OPT_MRED},
-        {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
-    static const cp_strategy dflt[] = {CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_PS, CP_S_PROXY,
-                                       CP_S_COARSE};
+    opts *o = value;
     const char *names[MAX_LIST];
-    int c, k, rc = CP_OK, nn = 0, bucket_given = 0;
-    memset(o, 0, sizeof *o);
-    o->hosts = 1;
-    cp_predict_opts_default(&o->p);
-    opterr = 0;
-    optind = 1;
-    while (rc == CP_OK && (c = getopt_long(argc, argv, ":hm:t:o:s:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': fputs(help, stdout); return -1;
-        case 'm': rc = add_list("-m", optarg, o->models, &o->nm); break;
-        case 't': rc = add_list("-t", optarg, o->topos, &o->nt); break;
-        case 'o': o->out = optarg; break;
-        case OPT_SVG: o->svg = optarg; break;
-        case 's':
-            rc = add_list("-s", optarg, names, &nn);
-            for (k = 0; rc == CP_OK && k < nn; k++)
-                if (o->ns >= CP_STRATEGIES || cp_strategy_parse(names[k], &o->strat[o->ns++]))
-                    rc = cli_usage("compare", "-s: unknown strategy '%s'", names[k]);
-            nn = 0;
-            break;
-        case OPT_HOSTS: rc = cli_parse_hosts("compare", optarg, &o->hosts); break;
-        case OPT_GPUS: rc = cli_parse_gpus("compare", optarg, &o->gpus); break;
-        case OPT_COMPUTE: rc = cli_parse_positive("compare", "--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
-        case OPT_MFU: rc = cli_parse_positive("compare", "--mfu", optarg, 1, &o->p.mfu); break;
-        case OPT_SCALE: rc = cli_parse_positive("compare", "--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
-        case OPT_DTYPE: rc = cli_parse_dtype("compare", "--grad-dtype", optarg, &o->p.grad_bytes); break;
-        case OPT_BUCKET:
-            rc = cli_parse_positive("compare", "--bucket-mb", optarg, 65536, &o->p.bucket_mb);
-            bucket_given = 1;
-            break;
-        case OPT_MGBS: rc = add_numbers("--memdev-gbs", optarg, o->mgbs, &o->nmg); break;
-        case OPT_MRED: rc = add_numbers("--memdev-reduce-gbs", optarg, o->mred, &o->nmr); break;
-        case ':': return cli_usage("compare", "option '%s' needs a value", argv[optind - 1]);
-        default:
-            if ((rc = cli_model_option("compare", c,
-                                       c == CLI_OPT_OFFLOAD ? cli_offload_arg(argc, argv) : optarg,
-                                       &o->p)) < 0)
-                return cli_usage("compare", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (rc)
-        return rc;
-    if (optind < argc)
-        return cli_usage("compare", "unexpected argument '%s'", argv[optind]);
-    if (!o->nm || !o->nt || !o->out)
-        return cli_usage("compare", "-m MODEL, -t TOPO and -o FILE.csv are required");
+    int k, nn = 0, rc = add_list("-s", arg, names, &nn);
+    for (k = 0; rc == CP_OK && k < nn; k++)
+        if (o->ns >= CP_STRATEGIES || cp_strategy_parse(names[k], &o->strat[o->ns++]))
+            rc = cli_usage(cmd, "-s: unknown strategy '%s'", names[k]);
+    return rc;
+}
+
+/* --memdev-gbs and --memdev-reduce-gbs X[,X..] (value: opts). */
+static int parse_mgbs(const char *cmd, char *arg, void *value)
+{
+    opts *o = value;
+    (void)cmd;
+    return add_numbers("--memdev-gbs", arg, o->mgbs, &o->nmg);
+}
+
+static int parse_mred(const char *cmd, char *arg, void *value)
+{
+    opts *o = value;
+    (void)cmd;
+    return add_numbers("--memdev-reduce-gbs", arg, o->mred, &o->nmr);
+}
+
+/* --setting NAME:BASE,S2..:TOPO,.. (value: opts), at most CLI_MAX_SETTINGS. */
+static int parse_setting(const char *cmd, char *arg, void *value)
+{
+    opts *o = value;
+    if (o->nset >= CLI_MAX_SETTINGS)
+        return cli_usage(cmd, "--setting: at most %d", CLI_MAX_SETTINGS);
+    return cli_setting_parse(arg, &o->set[o->nset++]);
+}
+
+/* No output may replace an input. */
+static int check_outputs(const opts *o)
+{
+    int k;
     for (k = 0; k < o->nm; k++)
         if (cp_same_file(o->out, o->models[k]))
             return cli_usage("compare", "-o %s would overwrite an input", o->out);
@@ -159,11 +122,66 @@ static int parse_opts(int argc, char **argv, opts *o)
     for (k = 0; o->svg && k < o->nm; k++)
         if (cp_same_file(o->svg, o->models[k]))
             return cli_usage("compare", "--svg %s would overwrite an input", o->svg);
+    return CP_OK;
+}
+
+static int parse_opts(int argc, char **argv, opts *o)
+{
+    static const cp_strategy dflt[] = {CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_PS, CP_S_PROXY,
+                                       CP_S_COARSE};
+    cp_predict_opts *p = &o->p;
+    const cli_option table[] = {
+        OPT_LIST('m', "model", "FILE[,FILE..]", o->models, &o->nm, MAX_LIST,
+                 "model JSON files (-m may repeat)"),
+        OPT_LIST('t', "topo", "FILE[,FILE..]", o->topos, &o->nt, MAX_LIST,
+                 "topology JSON files (-t may repeat)"),
+        OPT_STRING('o', "output", "FILE", &o->out, "the CSV to write (\"-\" for standard output)"),
+        OPT_CALLBACK('s', "strategies", "LIST", o, parse_strategies,
+                     "comma-separated (default ring,tree,auto,ps,proxy,coarse); one a machine "
+                     "cannot run gets available=0 and the reason in `note`"),
+        OPT_INT(0, "hosts", "N", &o->hosts, 1, CP_MAX_HOSTS,
+                "replicate single-host topologies N times"),
+        OPT_INT(0, "gpus", "G", &o->gpus, 1, CLI_MAX_GPUS, "use the first G GPUs of each host"),
+        OPT_DOUBLE(0, "compute-ms", "T", &p->compute_ms, 1e7,
+                   "measured one-GPU iteration time, for every model"),
+        OPT_DOUBLE(0, "mfu", "F", &p->mfu, 1, "FLOPs utilisation for the estimate (default 0.5)"),
+        OPT_DOUBLE_SEEN(0, "bucket-mb", "B", &p->bucket_mb, 65536, &o->bucket_given,
+                        "as for predict"),
+        OPT_DOUBLE(0, "compute-scale", "F", &p->compute_scale, 1e3, "multiply compute by F"),
+        OPT_DTYPE(0, "grad-dtype", "T", &p->grad_bytes,
+                  "gradient element type fp32, fp16 or bf16 (default: the model's)"),
+        CLI_MODEL_OPTIONS(p),
+        CLI_FRAMEWORK_OPTIONS(p),
+        OPT_STRING(0, "svg", "CHART.svg", &o->svg,
+                   "also draw the speed-ups over ring as a grouped bar chart"),
+        OPT_CALLBACK(0, "memdev-gbs", "X[,X..]", o, parse_mgbs,
+                     "replace every CXL link's bandwidth with each value in turn (a sweep over "
+                     "the assumed device figures; the memdev_gbs column is empty otherwise)"),
+        OPT_CALLBACK(0, "memdev-reduce-gbs", "Y[,Y..]", o, parse_mred,
+                     "the same for every memory device's reduce rate (memdev_reduce_gbs)"),
+        OPT_CALLBACK(0, "setting", "NAME:BASE,S2..:TOPO,..", o, parse_setting,
+                     "an experiment against its own baseline, instead of -t and -s "
+                     "(repeatable)"),
+        OPT_END()};
+    int first, rc;
+    memset(o, 0, sizeof *o);
+    o->hosts = 1;
+    cp_predict_opts_default(&o->p);
+    if ((rc = cli_parse("compare", &usage, table, argc, argv, &first)) ||
+        (rc = cli_no_args("compare", argc, argv, first)))
+        return rc;
+    if (o->nset && (o->nt || o->ns))
+        return cli_usage("compare", "--setting names its own strategies and topologies: drop "
+                                    "-t and -s");
+    if (!o->nm || (!o->nt && !o->nset) || !o->out)
+        return cli_usage("compare", "-m MODEL, -t TOPO and -o FILE.csv are required");
+    if ((rc = check_outputs(o)))
+        return rc;
     if (!o->ns) {
         memcpy(o->strat, dflt, sizeof dflt);
         o->ns = (int)(sizeof dflt / sizeof dflt[0]);
     }
-    return cli_settle_framework("compare", &o->p, bucket_given);
+    return cli_settle_framework("compare", &o->p, o->bucket_given);
 }
 
 /* Replace every CXL link's bandwidth and every memory device's reduce rate. */
@@ -339,7 +357,11 @@ int cmd_compare(int argc, char **argv)
     cp_err e;
     int rc = parse_opts(argc, argv, &o);
     if (rc)
-        return rc < 0 ? CP_OK : rc;
+        return rc == CLI_HELP ? CP_OK : rc;
     cp_err_clear(&e);
+    if (o.nset)
+        return cli_report(cli_compare_settings(o.set, o.nset, o.models, o.nm, o.gpus, o.hosts,
+                                               &o.p, o.out, o.svg, &e),
+                          &e);
     return cli_report(run(&o, &e), &e);
 }

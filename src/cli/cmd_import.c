@@ -7,11 +7,10 @@
  *   import smi-topo TOPO-M.txt    `nvidia-smi topo -m` matrix -> topology JSON
  *   import hf-config CONFIG.json  Hugging Face config.json -> model JSON
  *
- * Each kind parses its own options (smi-topo and hf-config after the kind
- * word); they share the checking and writing (write_checked) and the
- * topologies share --calibration (finish_topology).
+ * Each kind declares its own option table (smi-topo and hf-config take
+ * theirs after the kind word); they share the checking and writing
+ * (write_checked) and the topologies share --calibration (finish_topology).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,85 +23,50 @@
 #include "load/load.h"
 #include "out/jsonfmt.h"
 
-static const char help[] =
-    "usage: coarse-plan import nccl-topo FILE.xml [-o OUT.json] [--name NAME]\n"
-    "                          [--net-gbs X] [--net-latency-us Y] [--no-fabric]\n"
-    "\n"
+static const cli_usage_text nccl_usage = {
+    "usage: coarse-plan import nccl-topo FILE.xml [OPTIONS]\n"
+    "       coarse-plan import smi-topo TOPO-M.txt [OPTIONS]\n"
+    "       coarse-plan import hf-config CONFIG.json [OPTIONS]\n",
     "Convert NCCL's topology XML (an NCCL_TOPO_FILE hint or an NCCL_TOPO_DUMP_FILE\n"
     "dump) into coarse-plan topology JSON: CPUs, PCIe switches, GPUs, NICs and\n"
     "NVSwitches with their links.  What the file does not say is assumed and\n"
     "listed in the output's note (docs/import.md).  The result is checked with\n"
     "the topology loader before it is written (atomically; default: standard\n"
-    "output).\n"
-    "\n"
-    "  -o, --output FILE      where to write (\"-\": standard output, the default)\n"
-    "      --name NAME        topology name (default: the file's base name)\n"
-    "      --net-gbs X        NIC speed when the file gives none, GB/s (default 12.5)\n"
-    "      --net-latency-us Y NIC-to-NIC latency when the file gives none (default 1.5)\n"
-    "      --no-fabric        a hint file without NVLink whose GPUs are eight A100-SXM4\n"
-    "                         or H100-SXM5 gets its HGX board's NVSwitch fabric (NCCL\n"
-    "                         finds it through the driver); this keeps PCIe only\n"
-    "      --calibration TOPO copy the calibration block of this topology JSON (e.g. a\n"
-    "                         shipped one of the same GPU generation); without it the\n"
-    "                         result is uncalibrated (docs/calibration.md)\n"
-    "\n"
-    "       coarse-plan import smi-topo TOPO-M.txt [-o OUT.json] [--gpu p100|v100|a100|h100]\n"
-    "                          [--nvlink-gbs X] [--pcie-gbs Y] [--net-gbs Z] ...\n"
-    "\n"
-    "Convert the matrix `nvidia-smi topo -m` prints; `coarse-plan import smi-topo\n"
-    "--help` lists its options.\n"
-    "\n"
-    "       coarse-plan import hf-config CONFIG.json [-o OUT.json] [--name NAME]\n"
-    "                          [--seq-len L] [--batch B] [--dtype fp32|fp16|bf16]\n"
-    "                          [--arch ARCH]\n"
-    "\n"
+    "output).  The options of nccl-topo:\n",
+    "`coarse-plan import smi-topo --help` lists the options of smi-topo (the\n"
+    "matrix `nvidia-smi topo -m` prints), `coarse-plan import hf-config --help`\n"
+    "those of hf-config (a Hugging Face config.json).  Their options go after the\n"
+    "kind word.\n"};
+
+static const cli_usage_text smi_usage = {
+    "usage: coarse-plan import smi-topo TOPO-M.txt [OPTIONS]\n",
+    "Convert the matrix `nvidia-smi topo -m` prints (saved to a file; text before\n"
+    "and after it is skipped) into coarse-plan topology JSON: NV# cells become\n"
+    "NVLinks, PIX groups a PCIe switch, PXB groups an upstream switch, PHB/NODE and\n"
+    "SYS cells (or the affinity column) CPU sockets, NIC columns NICs.  The matrix\n"
+    "gives no rates: they come from --gpu or the flags, and every assumption is\n"
+    "listed in the output's note (docs/import.md).  The result is checked with the\n"
+    "topology loader before it is written (atomically; default: standard output).\n",
+    NULL};
+
+static const cli_usage_text hf_usage = {
+    "usage: coarse-plan import hf-config CONFIG.json [OPTIONS]\n",
     "Convert a Hugging Face config.json (model_type bert, gpt2, llama, mistral,\n"
-    "qwen2, gemma) into model JSON: every trainable tensor with its PyTorch name and shape, in\n"
-    "registration order, grouped into layers (embeddings, each block, final norm,\n"
-    "each head) with forward FLOPs per sample (docs/import.md).  Options go after\n"
-    "the word hf-config.\n"
-    "\n"
-    "  -o, --output FILE      where to write (\"-\": standard output, the default)\n"
-    "      --name NAME        model name (default: the last part of _name_or_path,\n"
-    "                         else the file's base name)\n"
-    "      --seq-len L        tokens per sample for the FLOPs (default: bert 128,\n"
-    "                         gpt2 1024, llama/mistral 2048, each at most the model's\n"
-    "                         maximum positions)\n"
-    "      --batch B          per-GPU batch, written as compute.batch (default 1)\n"
-    "      --dtype T          gradient type fp32 (default), fp16 or bf16\n"
-    "      --arch ARCH        architecture instead of the file's architectures[0]:\n"
-    "                         BertModel, BertForPreTraining, BertForMaskedLM,\n"
-    "                         GPT2LMHeadModel, GPT2Model, LlamaForCausalLM, LlamaModel,\n"
-    "                         MistralForCausalLM, MistralModel\n";
+    "qwen2, gemma) into model JSON: every trainable tensor with its PyTorch name and\n"
+    "shape, in registration order, grouped into layers (embeddings, each block,\n"
+    "final norm, each head) with forward FLOPs per sample (docs/import.md).\n"
+    "Options go after the word hf-config.\n",
+    NULL};
 
-static const char smi_help[] =
-    "usage: coarse-plan import smi-topo TOPO-M.txt [-o OUT.json] [--name NAME]\n"
-    "                          [--gpu p100|v100|a100|h100] [--nvlink-gbs X] [--pcie-gbs Y]\n"
-    "                          [--net-gbs Z] [--net-latency-us W] [--calibration TOPO]\n"
-    "\n"
-    "Convert the matrix `nvidia-smi topo -m` prints (saved to a file; text before and\n"
-    "after it is skipped) into coarse-plan topology JSON: NV# cells become NVLinks,\n"
-    "PIX groups a PCIe switch, PXB groups an upstream switch, PHB/NODE and SYS cells\n"
-    "(or the affinity column) CPU sockets, NIC columns NICs.  The matrix gives no\n"
-    "rates: they come from --gpu or the flags, and every assumption is listed in the\n"
-    "output's note (docs/import.md).  The result is checked with the topology loader\n"
-    "before it is written (atomically; default: standard output).\n"
-    "\n"
-    "  -o, --output FILE      where to write (\"-\": standard output, the default)\n"
-    "      --name NAME        topology name (default: the file's base name)\n"
-    "      --gpu GEN          p100, v100, a100 or h100: the NVLink rate (20, 25, 25, 25 GB/s\n"
-    "                         per link), the PCIe rate (12, 12, 24, 48 GB/s) and the part\n"
-    "      --nvlink-gbs X     GB/s per NVLink per direction; needed, or --gpu, when the\n"
-    "                         matrix has NV cells\n"
-    "      --pcie-gbs Y       GB/s of every PCIe link (default: by --gpu, else 12, Gen3 x16)\n"
-    "      --net-gbs Z        NIC speed, GB/s (default 12.5)\n"
-    "      --net-latency-us W NIC-to-NIC latency (default 1.5)\n"
-    "      --calibration TOPO copy the calibration block of this topology JSON (e.g. a\n"
-    "                         shipped one of the same GPU generation); without it the\n"
-    "                         result is uncalibrated (docs/calibration.md)\n";
-
-enum { OPT_NAME = 256, OPT_NOFABRIC, OPT_NETGBS, OPT_NETLAT, OPT_CALIB, OPT_GPU, OPT_NVGBS, OPT_PCIEGBS,
-       OPT_SEQ, OPT_BATCH, OPT_DTYPE, OPT_ARCH };
+/* The options every kind shares: where to write, and the name. */
+#define IMPORT_OUTPUT(out)                                                                     \
+    OPT_STRING('o', "output", "FILE", out,                                                     \
+               "where to write (\"-\": standard output, the default)")
+#define IMPORT_CALIBRATION(calib)                                                              \
+    OPT_STRING(0, "calibration", "TOPO", calib,                                                \
+               "copy the calibration block of this topology JSON (e.g. a shipped one of the "  \
+               "same GPU generation); without it the result is uncalibrated "                  \
+               "(docs/calibration.md)")
 
 /* Copy the "calibration" object of another topology file into root. */
 static int copy_calibration(const char *from, json_t *root, cp_err *e)
@@ -214,187 +178,163 @@ static int convert(const char *in, const char *out, converter conv, const void *
     return rc;
 }
 
-/* One option of `import smi-topo` (opts: cp_smi_opts); CP_OK or a usage
- * error. */
-static int smi_option(int c, void *opts, const char **calib)
-{
-    static const char cmd[] = "import smi-topo";
-    cp_smi_opts *o = opts;
-    switch (c) {
-    case OPT_NAME: o->base.name = optarg; return CP_OK;
-    case OPT_CALIB: *calib = optarg; return CP_OK;
-    case OPT_GPU:
-        if (!cp_smi_gpu_known(optarg))
-            return cli_usage(cmd, "--gpu: expected p100, v100, a100 or h100, got '%s'", optarg);
-        o->gpu = optarg;
-        return CP_OK;
-    case OPT_NVGBS: return cli_parse_positive(cmd, "--nvlink-gbs", optarg, 1e4, &o->nvlink_gbs);
-    case OPT_PCIEGBS: return cli_parse_positive(cmd, "--pcie-gbs", optarg, 1e4, &o->pcie_gbs);
-    case OPT_NETGBS: return cli_parse_positive(cmd, "--net-gbs", optarg, 1e4, &o->base.net_gbs);
-    case OPT_NETLAT:
-        return cli_parse_positive(cmd, "--net-latency-us", optarg, 1e5, &o->base.net_lat_us);
-    default: return cli_usage(cmd, "unknown option");
-    }
-}
-
-/* One option of `import hf-config` (opts: cp_hf_opts); CP_OK or a usage
- * error. */
-static int hf_option(int c, void *opts, const char **calib)
-{
-    cp_hf_opts *o = opts;
-    int n = 0, rc = CP_OK;
-    (void)calib; /* a model has no calibration */
-    switch (c) {
-    case OPT_NAME: o->name = optarg; break;
-    case OPT_ARCH: o->arch = optarg; break;
-    case OPT_SEQ:
-        if ((rc = cli_parse_count("import", "--seq-len", optarg, 1 << 24, &n)) == CP_OK)
-            o->seq_len = n;
-        break;
-    case OPT_BATCH:
-        if ((rc = cli_parse_count("import", "--batch", optarg, 1 << 30, &n)) == CP_OK)
-            o->batch = n;
-        break;
-    case OPT_DTYPE:
-        o->dtype = optarg;
-        if (strcmp(optarg, "fp32") != 0 && strcmp(optarg, "fp16") != 0 &&
-            strcmp(optarg, "bf16") != 0)
-            rc = cli_usage("import", "--dtype: expected fp32, fp16 or bf16, got '%s'", optarg);
-        break;
-    default: rc = cli_usage("import", "unknown option");
-    }
-    return rc;
-}
-
 /* What a kind that takes its options after the kind word supplies. */
 typedef struct import_kind {
-    const char *cmd;          /* for usage errors: "import smi-topo" */
-    const char *help;         /* printed by -h */
-    const char *expect;       /* the usage line for a wrong argument count */
-    const struct option *lo;  /* its long options */
-    int (*option)(int c, void *opts, const char **calib);
+    const char *cmd;            /* for usage errors: "import smi-topo" */
+    const cli_usage_text *help; /* printed by -h around the table */
+    const char *expect;         /* the usage line for a wrong argument count */
     converter conv;
-    int is_model;             /* the result is a model, not a topology */
+    int is_model;               /* the result is a model, not a topology */
 } import_kind;
 
 /* `import KIND FILE [options]`; argv[0] is the kind word.  Parses the
- * options into opts, then converts FILE. */
-static int run_kind(const import_kind *k, void *opts, int argc, char **argv)
+ * options (table, into opts, *out and *calib) then converts FILE to *out. */
+static int run_kind(const import_kind *k, const cli_option *table, void *opts,
+                    const char *const *outp, const char *const *calib, int argc, char **argv)
 {
-    const char *out = "-", *calib = NULL;
+    int first, rc = cli_parse(k->cmd, k->help, table, argc, argv, &first);
+    const char *out;
     cp_err e;
-    int c, rc = CP_OK;
-    opterr = 0;
-    optind = 1;
-    while (rc == CP_OK && (c = getopt_long(argc, argv, ":ho:", k->lo, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(k->help, stdout);
-            return CP_OK;
-        }
-        if (c == ':' || c == '?') /* name the option as the user wrote it */
-            return cli_usage(k->cmd, c == ':' ? "option '%s' needs a value"
-                                              : "unknown option '%s'",
-                             argv[optind - 1]);
-        if (c == 'o')
-            out = optarg;
-        else
-            rc = k->option(c, opts, &calib);
-    }
     if (rc)
-        return rc;
-    if (optind + 1 != argc)
+        return rc == CLI_HELP ? CP_OK : rc;
+    out = *outp;
+    if (first + 1 != argc)
         return cli_usage(k->cmd, "expected: %s", k->expect);
-    if (cp_same_file(out, argv[optind]))
+    if (cp_same_file(out, argv[first]))
         return cli_usage(k->cmd, "-o %s would overwrite the input", out);
     cp_err_clear(&e);
-    return cli_report(convert(argv[optind], out, k->conv, opts, k->is_model, calib, &e), &e);
+    return cli_report(convert(argv[first], out, k->conv, opts, k->is_model, *calib, &e), &e);
+}
+
+/* --gpu GEN (value: cp_smi_opts.gpu). */
+static int parse_gpu(const char *cmd, char *arg, void *value)
+{
+    if (!cp_smi_gpu_known(arg))
+        return cli_usage(cmd, "--gpu: expected p100, v100, a100 or h100, got '%s'", arg);
+    *(const char **)value = arg;
+    return CP_OK;
 }
 
 /* `import smi-topo TOPO-M.txt [options]`. */
 static int import_smi(int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"output", required_argument, NULL, 'o'},   {"name", required_argument, NULL, OPT_NAME},
-        {"gpu", required_argument, NULL, OPT_GPU},
-        {"nvlink-gbs", required_argument, NULL, OPT_NVGBS},
-        {"pcie-gbs", required_argument, NULL, OPT_PCIEGBS},
-        {"net-gbs", required_argument, NULL, OPT_NETGBS},
-        {"net-latency-us", required_argument, NULL, OPT_NETLAT},
-        {"calibration", required_argument, NULL, OPT_CALIB},
-        {"help", no_argument, NULL, 'h'},           {0, 0, 0, 0}};
-    static const import_kind k = {"import smi-topo", smi_help,
-                                  "import smi-topo TOPO-M.txt", lo, smi_option, conv_smi, 0};
+    static const import_kind k = {"import smi-topo", &smi_usage, "import smi-topo TOPO-M.txt",
+                                  conv_smi, 0};
+    const char *out = "-", *calib = NULL;
     cp_smi_opts o;
+    const cli_option table[] = {
+        IMPORT_OUTPUT(&out),
+        OPT_STRING(0, "name", "NAME", &o.base.name, "topology name (default: the file's base name)"),
+        OPT_CALLBACK(0, "gpu", "GEN", &o.gpu, parse_gpu,
+                     "p100, v100, a100 or h100: the NVLink rate (20, 25, 25, 25 GB/s per link), "
+                     "the PCIe rate (12, 12, 24, 48 GB/s) and the part"),
+        OPT_DOUBLE(0, "nvlink-gbs", "X", &o.nvlink_gbs, 1e4,
+                   "GB/s per NVLink per direction; needed, or --gpu, when the matrix has NV "
+                   "cells"),
+        OPT_DOUBLE(0, "pcie-gbs", "Y", &o.pcie_gbs, 1e4,
+                   "GB/s of every PCIe link (default: by --gpu, else 12, Gen3 x16)"),
+        OPT_DOUBLE(0, "net-gbs", "Z", &o.base.net_gbs, 1e4, "NIC speed, GB/s (default 12.5)"),
+        OPT_DOUBLE(0, "net-latency-us", "W", &o.base.net_lat_us, 1e5,
+                   "NIC-to-NIC latency (default 1.5)"),
+        IMPORT_CALIBRATION(&calib),
+        OPT_END()};
     cp_smi_opts_default(&o);
-    return run_kind(&k, &o, argc, argv);
+    return run_kind(&k, table, &o, &out, &calib, argc, argv);
 }
 
-/* `import hf-config CONFIG.json [options]`. */
+/* --dtype fp32|fp16|bf16 (value: cp_hf_opts.dtype, kept as the word). */
+static int parse_hf_dtype(const char *cmd, char *arg, void *value)
+{
+    if (strcmp(arg, "fp32") != 0 && strcmp(arg, "fp16") != 0 && strcmp(arg, "bf16") != 0)
+        return cli_usage(cmd, "--dtype: expected fp32, fp16 or bf16, got '%s'", arg);
+    *(const char **)value = arg;
+    return CP_OK;
+}
+
+/* --seq-len and --batch (value: int64_t): whole numbers from 1 to 2^24
+ * tokens and 2^30 samples. */
+static int parse_seq(const char *cmd, char *arg, void *value)
+{
+    int n = 0, rc = cli_parse_count(cmd, "--seq-len", arg, 1 << 24, &n);
+    *(int64_t *)value = rc == CP_OK ? n : *(int64_t *)value;
+    return rc;
+}
+
+static int parse_batch(const char *cmd, char *arg, void *value)
+{
+    int n = 0, rc = cli_parse_count(cmd, "--batch", arg, 1 << 30, &n);
+    *(int64_t *)value = rc == CP_OK ? n : *(int64_t *)value;
+    return rc;
+}
+
+/* `import hf-config CONFIG.json [options]`; usage errors name `import`. */
 static int import_hf_config(int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"output", required_argument, NULL, 'o'}, {"name", required_argument, NULL, OPT_NAME},
-        {"seq-len", required_argument, NULL, OPT_SEQ},
-        {"batch", required_argument, NULL, OPT_BATCH},
-        {"dtype", required_argument, NULL, OPT_DTYPE},
-        {"arch", required_argument, NULL, OPT_ARCH},
-        {"help", no_argument, NULL, 'h'},         {0, 0, 0, 0}};
-    static const import_kind k = {"import", help, "import hf-config CONFIG.json", lo,
-                                  hf_option, conv_hf, 1};
+    static const import_kind k = {"import", &hf_usage, "import hf-config CONFIG.json", conv_hf,
+                                  1};
+    const char *out = "-", *calib = NULL; /* a model has no calibration */
     cp_hf_opts o;
+    const cli_option table[] = {
+        IMPORT_OUTPUT(&out),
+        OPT_STRING(0, "name", "NAME", &o.name,
+                   "model name (default: the last part of _name_or_path, else the file's base "
+                   "name)"),
+        OPT_CALLBACK(0, "seq-len", "L", &o.seq_len, parse_seq,
+                     "tokens per sample for the FLOPs (default: bert 128, gpt2 1024, "
+                     "llama/mistral 2048, each at most the model's maximum positions)"),
+        OPT_CALLBACK(0, "batch", "B", &o.batch, parse_batch,
+                     "per-GPU batch, written as compute.batch (default 1)"),
+        OPT_CALLBACK(0, "dtype", "T", &o.dtype, parse_hf_dtype,
+                     "gradient type fp32 (default), fp16 or bf16"),
+        OPT_STRING(0, "arch", "ARCH", &o.arch,
+                   "architecture instead of the file's architectures[0]: BertModel, "
+                   "BertForPreTraining, BertForMaskedLM, GPT2LMHeadModel, GPT2Model, "
+                   "LlamaForCausalLM, LlamaModel, MistralForCausalLM, MistralModel"),
+        OPT_END()};
     cp_hf_opts_default(&o);
-    return run_kind(&k, &o, argc, argv);
+    return run_kind(&k, table, &o, &out, &calib, argc, argv);
 }
 
+/* `import [options] nccl-topo FILE.xml`, or the kinds that parse their own
+ * options after the kind word. */
 int cmd_import(int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"output", required_argument, NULL, 'o'},   {"name", required_argument, NULL, OPT_NAME},
-        {"net-gbs", required_argument, NULL, OPT_NETGBS},
-        {"net-latency-us", required_argument, NULL, OPT_NETLAT},
-        {"calibration", required_argument, NULL, OPT_CALIB},
-        {"no-fabric", no_argument, NULL, OPT_NOFABRIC},
-        {"help", no_argument, NULL, 'h'},           {0, 0, 0, 0}};
     cp_import_opts o;
     const char *out = "-", *calib = NULL;
+    const cli_option table[] = {
+        IMPORT_OUTPUT(&out),
+        OPT_STRING(0, "name", "NAME", &o.name, "topology name (default: the file's base name)"),
+        OPT_DOUBLE(0, "net-gbs", "X", &o.net_gbs, 1e4,
+                   "NIC speed when the file gives none, GB/s (default 12.5)"),
+        OPT_DOUBLE(0, "net-latency-us", "Y", &o.net_lat_us, 1e5,
+                   "NIC-to-NIC latency when the file gives none (default 1.5)"),
+        OPT_FLAG(0, "no-fabric", &o.no_fabric,
+                 "a hint file without NVLink whose GPUs are eight A100-SXM4 or H100-SXM5 gets "
+                 "its HGX board's NVSwitch fabric (NCCL finds it through the driver); this "
+                 "keeps PCIe only"),
+        IMPORT_CALIBRATION(&calib),
+        OPT_END()};
     cp_err e;
-    int c, rc = CP_OK;
+    int first, rc;
 
     if (argc > 1 && strcmp(argv[1], "smi-topo") == 0)
         return import_smi(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "hf-config") == 0)
         return import_hf_config(argc - 1, argv + 1);
     cp_import_opts_default(&o);
-    opterr = 0;
-    optind = 1;
-    while (rc == CP_OK && (c = getopt_long(argc, argv, ":ho:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': fputs(help, stdout); return CP_OK;
-        case 'o': out = optarg; break;
-        case OPT_NAME: o.name = optarg; break;
-        case OPT_CALIB: calib = optarg; break;
-        case OPT_NOFABRIC: o.no_fabric = 1; break;
-        case OPT_NETGBS: rc = cli_parse_positive("import", "--net-gbs", optarg, 1e4, &o.net_gbs); break;
-        case OPT_NETLAT:
-            rc = cli_parse_positive("import", "--net-latency-us", optarg, 1e5, &o.net_lat_us);
-            break;
-        case ':': return cli_usage("import", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("import", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (rc)
-        return rc;
-    if (optind + 2 != argc)
+    if ((rc = cli_parse("import", &nccl_usage, table, argc, argv, &first)))
+        return rc == CLI_HELP ? CP_OK : rc;
+    if (first + 2 != argc)
         return cli_usage("import", "expected: import nccl-topo FILE.xml (or import smi-topo "
                          "FILE, or import hf-config CONFIG.json)");
-    if (strcmp(argv[optind], "smi-topo") == 0 || strcmp(argv[optind], "hf-config") == 0)
+    if (strcmp(argv[first], "smi-topo") == 0 || strcmp(argv[first], "hf-config") == 0)
         return cli_usage("import", "write the format first: import %s FILE [options]",
-                         argv[optind]); /* options came first */
-    if (strcmp(argv[optind], "nccl-topo") != 0)
+                         argv[first]); /* options came first */
+    if (strcmp(argv[first], "nccl-topo") != 0)
         return cli_usage("import", "unknown format '%s' (supported: nccl-topo, smi-topo, "
-                         "hf-config)", argv[optind]);
-    if (cp_same_file(out, argv[optind + 1]))
+                         "hf-config)", argv[first]);
+    if (cp_same_file(out, argv[first + 1]))
         return cli_usage("import", "-o %s would overwrite the input", out);
     cp_err_clear(&e);
-    return cli_report(convert(argv[optind + 1], out, conv_nccl, &o, 0, calib, &e), &e);
+    return cli_report(convert(argv[first + 1], out, conv_nccl, &o, 0, calib, &e), &e);
 }

@@ -3,31 +3,19 @@
  * what a model or a machine contains, and for a machine where its
  * bottlenecks are.
  */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
 #include "cli/summary.h"
 #include "load/load.h"
 
-static const char help[] =
+static const cli_usage_text usage = {
     "usage: coarse-plan info -m MODEL [--json]\n"
-    "       coarse-plan info -t TOPO [--hosts N] [--gpus G] [--json]\n"
-    "\n"
+    "       coarse-plan info -t TOPO [--hosts N] [--gpus G] [--json]\n",
     "Describe a model (tensors, parameters, gradient bytes, size distribution)\n"
     "or a topology (hosts, GPUs, NICs, memory devices, links, and for each GPU\n"
-    "the slowest link on its best route to the other GPUs).\n"
-    "\n"
-    "  -m, --model FILE   model JSON\n"
-    "  -t, --topo FILE    topology JSON\n"
-    "      --hosts N      replicate a single-host topology N times over its NICs\n"
-    "      --gpus G       keep the first G GPUs of each host\n"
-    "      --json         machine-readable output:\n"
-    "                     {\"kind\":\"model\",\"name\",\"tensors\",\"params\",\"grad_bytes\",...}\n"
-    "                     {\"kind\":\"topology\",\"name\",\"hosts\",\"gpus\",\"nics\",\n"
-    "                      \"memdevs\",\"links\",...}\n";
-
-enum { OPT_HOSTS = 256, OPT_JSON, OPT_GPUS };
+    "the slowest link on its best route to the other GPUs).\n",
+    NULL};
 
 static int info_model(const char *path, int json, cp_err *e)
 {
@@ -61,48 +49,27 @@ static int info_topo(const char *path, int gpus, int hosts, int json, cp_err *e)
 
 int cmd_info(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"model", required_argument, NULL, 'm'}, {"topo", required_argument, NULL, 't'},
-        {"hosts", required_argument, NULL, OPT_HOSTS}, {"json", no_argument, NULL, OPT_JSON},
-        {"gpus", required_argument, NULL, OPT_GPUS},
-        {"help", no_argument, NULL, 'h'},        {0, 0, 0, 0}};
     const char *model = NULL, *topo = NULL;
-    int c, json = 0, hosts = 1, gpus = 0;
+    int json = 0, hosts = 1, gpus = 0, first, rc;
+    const cli_option table[] = {
+        OPT_STRING('m', "model", "FILE", &model, "model JSON"),
+        OPT_STRING('t', "topo", "FILE", &topo, "topology JSON"),
+        OPT_INT(0, "hosts", "N", &hosts, 1, CP_MAX_HOSTS,
+                "replicate a single-host topology N times over its NICs"),
+        OPT_INT(0, "gpus", "G", &gpus, 1, CLI_MAX_GPUS, "keep the first G GPUs of each host"),
+        OPT_FLAG(0, "json", &json,
+                 "machine-readable output:\n"
+                 "{\"kind\":\"model\",\"name\",\"tensors\",\"params\",\n"
+                 "\"grad_bytes\",...}\n"
+                 "{\"kind\":\"topology\",\"name\",\"hosts\",\"gpus\",\"nics\",\n"
+                 "\"memdevs\",\"links\",...}"),
+        OPT_END()};
     cp_err e;
 
     cp_err_clear(&e);
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":hm:t:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(help, stdout);
-            return CP_OK;
-        case 'm':
-            model = optarg;
-            break;
-        case 't':
-            topo = optarg;
-            break;
-        case OPT_HOSTS:
-            if (cli_parse_hosts("info", optarg, &hosts))
-                return CP_EINPUT;
-            break;
-        case OPT_GPUS:
-            if (cli_parse_gpus("info", optarg, &gpus))
-                return CP_EINPUT;
-            break;
-        case OPT_JSON:
-            json = 1;
-            break;
-        case ':':
-            return cli_usage("info", "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cli_usage("info", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_usage("info", "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_parse("info", &usage, table, argc, argv, &first)) ||
+        (rc = cli_no_args("info", argc, argv, first)))
+        return rc == CLI_HELP ? CP_OK : rc;
     if (!model == !topo)
         return cli_usage("info", "give exactly one of -m MODEL or -t TOPO");
     if (model && (hosts > 1 || gpus > 0))

@@ -2,7 +2,6 @@
  * cmd_plan.c - `coarse-plan plan`: solve the routing LP, write the plan
  * atomically, print the predicted time and what binds it.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +14,8 @@
 #include "out/plan_write.h"
 #include "plan/planner.h"
 
-static const char help[] =
-    "usage: coarse-plan plan -m MODEL -t TOPO -o PLAN.json [--compute-ms T]\n"
-    "                        [--bucket-mb B] [--first-bucket-mb B] [--min-shard-kb K]\n"
-    "                        [--mode coarse|proxy] [--grad-dtype fp32|fp16|bf16]\n"
-    "                        [--accum-steps K] [--bucket-view] [--jitter CV] [--explain]\n"
-    "                        [--dump-lp FILE] [--hosts N]\n"
-    "\n"
+static const cli_usage_text usage = {
+    "usage: coarse-plan plan -m MODEL -t TOPO -o PLAN.json [OPTIONS]\n",
     "Plan COARSE gradient synchronisation: for every gradient bucket, the share of\n"
     "its bytes on each route family (AllReduce among the GPUs, memory-device\n"
     "proxies sharded for bandwidth, the lowest-latency proxy, decentralised\n"
@@ -30,30 +24,8 @@ static const char help[] =
     "bucket is ready, that each route family works through its buckets in\n"
     "order, and that the next forward pass needs the first layers first.\n"
     "Buckets are cut into equal shards of at least --min-shard-kb, the plan is\n"
-    "checked for deadlock freedom and written atomically (docs/plan-format.md).\n"
-    "\n"
-    "  -m, --model FILE       model JSON\n"
-    "  -t, --topo FILE        topology JSON (memory devices, a CXL pool optional)\n"
-    "      --hosts N          replicate a single-host topology N times (its pool shared)\n"
-    "  -o, --output FILE      plan JSON to write (\"-\" for standard output)\n"
-    "      --compute-ms T     measured one-GPU iteration time (default: the model's)\n"
-    "      --bucket-mb B      bucket cap, MiB (default 25), as DDP's bucket_cap_mb\n"
-    "      --first-bucket-mb B  first bucket, MiB (default 1)\n"
-    "      --min-shard-kb K   smallest shard, KiB (default 512)\n"
-    "      --mode M           coarse (every route, default) or proxy (memory devices only)\n"
-    "      --grad-dtype T     gradient element type (default: the model's)\n"
-    "      --accum-steps K    micro-batches per optimizer step (as for predict)\n"
-    "      --bucket-view      no copy of the reduced buckets back into the gradients\n"
-    "      --jitter CV        step-to-step variation of one GPU's compute (as for predict)\n"
-    "      --explain          every binding link and reducer with what one more GB/s\n"
-    "                         on it would save per iteration (from the LP duals), and\n"
-    "                         the bytes each route family carries\n"
-    "      --dump-lp FILE     also write the LP in CPLEX LP format\n"
-    "\n"
-    "The model: docs/planner.md.\n";
-
-enum { OPT_COMPUTE = 256, OPT_BUCKET, OPT_FIRST, OPT_SHARD, OPT_MODE, OPT_DTYPE, OPT_EXPLAIN,
-       OPT_DUMP, OPT_HOSTS };
+    "checked for deadlock freedom and written atomically (docs/plan-format.md).\n",
+    "The model: docs/planner.md.\n"};
 
 typedef struct opts {
     const char *model, *topo, *out;
@@ -61,57 +33,64 @@ typedef struct opts {
     cp_plan_opts p;
 } opts;
 
+/* --mode coarse|proxy (value: cp_plan_mode). */
+static int parse_mode(const char *cmd, char *arg, void *value)
+{
+    if (strcmp(arg, "coarse") == 0)
+        *(cp_plan_mode *)value = CP_PLAN_COARSE;
+    else if (strcmp(arg, "proxy") == 0)
+        *(cp_plan_mode *)value = CP_PLAN_PROXY;
+    else
+        return cli_usage(cmd, "--mode: expected coarse or proxy, got '%s'", arg);
+    return CP_OK;
+}
+
+/* --gpu-collective nccl|mpi (value: the planner's gpu_mpi flag). */
+static int parse_gpu_collective(const char *cmd, char *arg, void *value)
+{
+    if (cp_gpu_collective_parse(arg, (int *)value))
+        return cli_usage(cmd, "--gpu-collective: expected nccl or mpi, got '%s'", arg);
+    return CP_OK;
+}
+
 static int parse_opts(int argc, char **argv, opts *o)
 {
-    static const struct option lo[] = {
-        {"model", required_argument, NULL, 'm'},     {"topo", required_argument, NULL, 't'},
-        {"output", required_argument, NULL, 'o'},    {"compute-ms", required_argument, NULL, OPT_COMPUTE},
-        {"bucket-mb", required_argument, NULL, OPT_BUCKET},
-        {"first-bucket-mb", required_argument, NULL, OPT_FIRST},
-        {"min-shard-kb", required_argument, NULL, OPT_SHARD},
-        {"mode", required_argument, NULL, OPT_MODE}, {"grad-dtype", required_argument, NULL, OPT_DTYPE},
-        {"explain", no_argument, NULL, OPT_EXPLAIN}, {"dump-lp", required_argument, NULL, OPT_DUMP},
-        {"hosts", required_argument, NULL, OPT_HOSTS},
-        CLI_MODEL_LONGOPTS,
-        {"help", no_argument, NULL, 'h'},            {0, 0, 0, 0}};
-    int c, rc = CP_OK;
+    cp_predict_opts *p = &o->p.pred;
+    const cli_option table[] = {
+        OPT_STRING('m', "model", "FILE", &o->model, "model JSON"),
+        OPT_STRING('t', "topo", "FILE", &o->topo,
+                   "topology JSON (memory devices, a CXL pool optional)"),
+        OPT_INT(0, "hosts", "N", &o->hosts, 1, CP_MAX_HOSTS,
+                "replicate a single-host topology N times (its pool shared)"),
+        OPT_STRING('o', "output", "FILE", &o->out, "plan JSON to write (\"-\" for standard output)"),
+        OPT_DOUBLE(0, "compute-ms", "T", &p->compute_ms, 1e7,
+                   "measured one-GPU iteration time (default: the model's)"),
+        OPT_DOUBLE(0, "bucket-mb", "B", &p->bucket_mb, 65536,
+                   "bucket cap, MiB (default 25), as DDP's bucket_cap_mb"),
+        OPT_DOUBLE(0, "first-bucket-mb", "B", &p->first_bucket_mb, 65536,
+                   "first bucket, MiB (default 1)"),
+        OPT_DOUBLE(0, "min-shard-kb", "K", &o->p.min_shard_kb, 1 << 22,
+                   "smallest shard, KiB (default 512)"),
+        OPT_CALLBACK(0, "mode", "M", &o->p.mode, parse_mode,
+                     "coarse (every route, default) or proxy (memory devices only)"),
+        OPT_DTYPE(0, "grad-dtype", "T", &p->grad_bytes,
+                  "gradient element type fp32, fp16 or bf16 (default: the model's)"),
+        CLI_MODEL_OPTIONS(p),
+        OPT_FLAG(0, "explain", &o->explain,
+                 "every binding link and reducer with what one more GB/s on it would save per "
+                 "iteration (from the LP duals), and the bytes each route family carries"),
+        OPT_STRING(0, "dump-lp", "FILE", &o->p.dump_lp, "also write the LP in CPLEX LP format"),
+        OPT_CALLBACK(0, "gpu-collective", "C", &o->p.gpu_mpi, parse_gpu_collective,
+                     "the GPU-side family: nccl (default) or mpi, MPI AllReduce staged through "
+                     "host memory, as the COARSE paper ran it"),
+        OPT_END()};
+    int first, rc;
     memset(o, 0, sizeof *o);
     cp_plan_opts_default(&o->p);
     o->hosts = 1;
-    opterr = 0;
-    optind = 1;
-    while (rc == CP_OK && (c = getopt_long(argc, argv, ":hm:t:o:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': fputs(help, stdout); return -1;
-        case 'm': o->model = optarg; break;
-        case 't': o->topo = optarg; break;
-        case 'o': o->out = optarg; break;
-        case OPT_COMPUTE: rc = cli_parse_positive("plan", "--compute-ms", optarg, 1e7, &o->p.pred.compute_ms); break;
-        case OPT_BUCKET: rc = cli_parse_positive("plan", "--bucket-mb", optarg, 65536, &o->p.pred.bucket_mb); break;
-        case OPT_FIRST: rc = cli_parse_positive("plan", "--first-bucket-mb", optarg, 65536, &o->p.pred.first_bucket_mb); break;
-        case OPT_SHARD: rc = cli_parse_positive("plan", "--min-shard-kb", optarg, 1 << 22, &o->p.min_shard_kb); break;
-        case OPT_MODE:
-            if (strcmp(optarg, "coarse") == 0)
-                o->p.mode = CP_PLAN_COARSE;
-            else if (strcmp(optarg, "proxy") == 0)
-                o->p.mode = CP_PLAN_PROXY;
-            else
-                rc = cli_usage("plan", "--mode: expected coarse or proxy, got '%s'", optarg);
-            break;
-        case OPT_DTYPE: rc = cli_parse_dtype("plan", "--grad-dtype", optarg, &o->p.pred.grad_bytes); break;
-        case OPT_EXPLAIN: o->explain = 1; break;
-        case OPT_DUMP: o->p.dump_lp = optarg; break;
-        case OPT_HOSTS: rc = cli_parse_hosts("plan", optarg, &o->hosts); break;
-        case ':': return cli_usage("plan", "option '%s' needs a value", argv[optind - 1]);
-        default:
-            if ((rc = cli_model_option("plan", c, optarg, &o->p.pred)) < 0)
-                return cli_usage("plan", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (rc)
+    if ((rc = cli_parse("plan", &usage, table, argc, argv, &first)) ||
+        (rc = cli_no_args("plan", argc, argv, first)))
         return rc;
-    if (optind < argc)
-        return cli_usage("plan", "unexpected argument '%s'", argv[optind]);
     if (!o->model || !o->topo || !o->out)
         return cli_usage("plan", "-m MODEL, -t TOPO and -o PLAN.json are required");
     if (cp_same_file(o->out, o->model) || cp_same_file(o->out, o->topo))
@@ -248,7 +227,7 @@ int cmd_plan(int argc, char **argv)
     cp_err e;
     int rc = parse_opts(argc, argv, &o);
     if (rc)
-        return rc < 0 ? CP_OK : rc;
+        return rc == CLI_HELP ? CP_OK : rc;
     cp_err_clear(&e);
     return cli_report(run(&o, &e), &e);
 }

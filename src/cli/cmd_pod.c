@@ -14,7 +14,6 @@
  *
  * Output is written atomically once complete (cp_out_open).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +28,9 @@
 #include "plan/plan_predict.h"
 #include "predict/pool_strategy.h"
 
-static const char help[] =
-    "usage: coarse-plan pod -m MODEL[,MODEL..] -t TOPO -o FILE.csv [--hosts N[,N..]]\n"
-    "                       [--framework F[,F..]] [--svg CHART.svg]\n"
-    "       coarse-plan pod --collectives -t TOPO -o FILE.csv [-b MIN] [-e MAX]\n"
-    "\n"
+static const cli_usage_text usage = {
+    "usage: coarse-plan pod -m MODEL[,MODEL..] -t TOPO -o FILE.csv [OPTIONS]\n"
+    "       coarse-plan pod --collectives -t TOPO -o FILE.csv [-b MIN] [-e MAX]\n",
     "Reports of a CXL memory pool shared by many hosts (docs/pool.md).  Iterations:\n"
     "  model,framework,hosts,gpus,network_ms,pool_ms,split_ms,pool_speedup,\n"
     "  split_speedup,pool_binding\n"
@@ -43,11 +40,11 @@ static const char help[] =
     "speed-ups over the network, and what binds the pool at the largest operation.\n"
     "--collectives:\n"
     "  operation,bytes,pool_us,network_us,network_algorithm,speedup,pool_binding\n"
-    "for every operation from -b (default 1M) to -e (default 4G), doubling.\n";
-
-enum { OPT_HOSTS = 256, OPT_FW, OPT_SVG, OPT_COLL };
+    "for every operation from -b (default 1M) to -e (default 4G), doubling.\n",
+    NULL};
 
 #define MAX_LIST 16
+#define LIST_BYTES 2048
 
 typedef struct opts {
     const char *topo, *out, *svg;
@@ -57,6 +54,7 @@ typedef struct opts {
     cp_framework fw[MAX_LIST];
     int nfw, collectives;
     int64_t minb, maxb;
+    char mbuf[LIST_BYTES]; /* the -m list's text, which model[] points into */
 } opts;
 
 /* Split a comma list into at most MAX_LIST pieces of buf (borrowed). */
@@ -72,78 +70,102 @@ static int split_list(char *buf, const char **out, int *n)
     return *n > 0 ? 0 : -1;
 }
 
-static int parse_lists(opts *o, char *hosts, char *fws)
+/* -m M[,M..] (value: opts). */
+static int parse_models(const char *cmd, char *arg, void *value)
 {
-    const char *tok[MAX_LIST];
-    int k, n;
-    if (hosts) {
-        if (split_list(hosts, tok, &n))
-            return cli_usage("pod", "--hosts: expected 1 to %d host counts", MAX_LIST);
-        for (k = 0; k < n; k++)
-            if (cli_parse_hosts("pod", tok[k], &o->hosts[k]))
-                return CP_EINPUT;
-        o->nhosts = n;
-    }
-    if (fws) {
-        if (split_list(fws, tok, &n))
-            return cli_usage("pod", "--framework: expected 1 to %d frameworks", MAX_LIST);
-        for (k = 0; k < n; k++)
-            if (cli_parse_framework("pod", tok[k], &o->fw[k]))
-                return CP_EINPUT;
-        o->nfw = n;
-    }
+    opts *o = value;
+    snprintf(o->mbuf, sizeof o->mbuf, "%s", arg);
+    if (split_list(o->mbuf, o->model, &o->nmodel))
+        return cli_usage(cmd, "-m: expected 1 to %d model files", MAX_LIST);
     return CP_OK;
 }
 
-/* Options into o; the lists' text into the three buffers of `cap` bytes. */
-static int parse_opts(int argc, char **argv, opts *o, char *mbuf, char *hbuf, char *fbuf,
-                      size_t cap)
+/* --hosts N[,N..] (value: opts). */
+static int parse_hosts(const char *cmd, char *arg, void *value)
 {
-    static const struct option lo[] = {
-        {"model", required_argument, NULL, 'm'},   {"topo", required_argument, NULL, 't'},
-        {"output", required_argument, NULL, 'o'},  {"hosts", required_argument, NULL, OPT_HOSTS},
-        {"framework", required_argument, NULL, OPT_FW}, {"svg", required_argument, NULL, OPT_SVG},
-        {"collectives", no_argument, NULL, OPT_COLL},
-        {"minbytes", required_argument, NULL, 'b'}, {"maxbytes", required_argument, NULL, 'e'},
-        {"help", no_argument, NULL, 'h'},          {0, 0, 0, 0}};
+    opts *o = value;
+    char buf[LIST_BYTES];
+    const char *tok[MAX_LIST];
+    int k, n;
+    snprintf(buf, sizeof buf, "%s", arg);
+    if (split_list(buf, tok, &n))
+        return cli_usage(cmd, "--hosts: expected 1 to %d host counts", MAX_LIST);
+    for (k = 0; k < n; k++)
+        if (cli_parse_hosts(cmd, tok[k], &o->hosts[k]))
+            return CP_EINPUT;
+    o->nhosts = n;
+    return CP_OK;
+}
+
+/* --framework F[,F..] (value: opts). */
+static int parse_fws(const char *cmd, char *arg, void *value)
+{
+    opts *o = value;
+    char buf[LIST_BYTES];
+    const char *tok[MAX_LIST];
+    int k, n, rc;
+    snprintf(buf, sizeof buf, "%s", arg);
+    if (split_list(buf, tok, &n))
+        return cli_usage(cmd, "--framework: expected 1 to %d frameworks", MAX_LIST);
+    for (k = 0; k < n; k++)
+        if ((rc = cli_opt_framework(cmd, (char *)tok[k], &o->fw[k])))
+            return rc;
+    o->nfw = n;
+    return CP_OK;
+}
+
+/* -b and -e SIZE (value: int64_t): bytes, K, M, G suffixes. */
+static int parse_min(const char *cmd, char *arg, void *value)
+{
+    if (cp_parse_size(arg, value))
+        return cli_usage(cmd, "-b: expected a size such as 1M, got '%s'", arg);
+    return CP_OK;
+}
+
+static int parse_max(const char *cmd, char *arg, void *value)
+{
+    if (cp_parse_size(arg, value))
+        return cli_usage(cmd, "-e: expected a size such as 1M, got '%s'", arg);
+    return CP_OK;
+}
+
+/* The option table, parsed into o, then what does not combine; CP_OK,
+ * CLI_HELP or a usage error. */
+static int parse_opts(int argc, char **argv, opts *o)
+{
+    const cli_option table[] = {
+        OPT_CALLBACK('m', "model", "M[,M..]", o, parse_models,
+                     "model JSON files (the iteration report)"),
+        OPT_STRING('t', "topo", "FILE", &o->topo,
+                   "topology JSON with a CXL pool (replicated to each host count)"),
+        OPT_STRING('o', "output", "FILE", &o->out, "CSV to write (\"-\" for standard output)"),
+        OPT_CALLBACK(0, "hosts", "N[,N..]", o, parse_hosts,
+                     "host counts (default 2,4,8,16,32,64)"),
+        OPT_CALLBACK(0, "framework", "F[,F..]", o, parse_fws,
+                     "frameworks, as predict --framework takes them (default ddp,fsdp)"),
+        OPT_STRING(0, "svg", "CHART.svg", &o->svg,
+                   "also draw the speed-ups over the network as grouped bars"),
+        OPT_FLAG(0, "collectives", &o->collectives,
+                 "every operation through the pool against the network, instead"),
+        OPT_CALLBACK('b', "minbytes", "SIZE", &o->minb, parse_min,
+                     "smallest size of --collectives (default 1M); K, M, G suffixes (x1024)"),
+        OPT_CALLBACK('e', "maxbytes", "SIZE", &o->maxb, parse_max,
+                     "largest size of --collectives (default 4G)"),
+        OPT_END()};
     static const int dflt_hosts[] = {2, 4, 8, 16, 32, 64};
-    int c, got_h = 0, got_f = 0;
+    int first, rc, k;
     memset(o, 0, sizeof *o);
     o->minb = 1 << 20;
     o->maxb = (int64_t)4 << 30;
-    for (c = 0; c < 6; c++)
-        o->hosts[c] = dflt_hosts[c];
+    for (k = 0; k < 6; k++)
+        o->hosts[k] = dflt_hosts[k];
     o->nhosts = 6;
     o->fw[0] = CP_FW_DDP;
     o->fw[1] = CP_FW_FSDP;
     o->nfw = 2;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":hm:t:o:b:e:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': fputs(help, stdout); return -1;
-        case 'm':
-            snprintf(mbuf, cap, "%s", optarg);
-            if (split_list(mbuf, o->model, &o->nmodel))
-                return cli_usage("pod", "-m: expected 1 to %d model files", MAX_LIST);
-            break;
-        case 't': o->topo = optarg; break;
-        case 'o': o->out = optarg; break;
-        case OPT_HOSTS: snprintf(hbuf, cap, "%s", optarg); got_h = 1; break;
-        case OPT_FW: snprintf(fbuf, cap, "%s", optarg); got_f = 1; break;
-        case OPT_SVG: o->svg = optarg; break;
-        case OPT_COLL: o->collectives = 1; break;
-        case 'b':
-        case 'e':
-            if (cp_parse_size(optarg, c == 'b' ? &o->minb : &o->maxb))
-                return cli_usage("pod", "-%c: expected a size such as 1M, got '%s'", c, optarg);
-            break;
-        case ':': return cli_usage("pod", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("pod", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_usage("pod", "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_parse("pod", &usage, table, argc, argv, &first)) ||
+        (rc = cli_no_args("pod", argc, argv, first)))
+        return rc;
     if (!o->topo || !o->out || (!o->collectives && o->nmodel == 0))
         return cli_usage("pod", "-t TOPO, -o FILE.csv and (without --collectives) -m MODEL "
                                 "are required");
@@ -151,7 +173,7 @@ static int parse_opts(int argc, char **argv, opts *o, char *mbuf, char *hbuf, ch
         return cli_usage("pod", "sizes: need 1 <= -b <= -e");
     if (o->collectives && o->svg)
         return cli_usage("pod", "--svg goes with the iteration report");
-    return parse_lists(o, got_h ? hbuf : NULL, got_f ? fbuf : NULL);
+    return CP_OK;
 }
 
 /* One strategy's iteration, -1 when unavailable. */
@@ -313,10 +335,9 @@ int cmd_pod(int argc, char **argv)
     opts o;
     cp_outfile out;
     cp_err e;
-    char mbuf[2048], hbuf[2048], fbuf[2048];
-    int rc = parse_opts(argc, argv, &o, mbuf, hbuf, fbuf, sizeof mbuf);
+    int rc = parse_opts(argc, argv, &o);
     if (rc)
-        return rc < 0 ? CP_OK : rc;
+        return rc == CLI_HELP ? CP_OK : rc;
     cp_err_clear(&e);
     if (cp_same_file(o.out, o.topo) || (o.svg && cp_same_file(o.svg, o.topo)))
         return cli_usage("pod", "-o/--svg would overwrite an input");

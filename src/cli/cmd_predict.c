@@ -2,7 +2,6 @@
  * cmd_predict.c - `coarse-plan predict`: iteration time per strategy, the
  * bucket timeline, and the bucket-size advisor.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,130 +14,13 @@
 #include "plan/plan_predict.h"
 #include "predict/memory.h"
 
-static const char help[] =
-    "usage: coarse-plan predict -m MODEL -t TOPO [-s S1,S2,..] [--hosts N] [--gpus G]\n"
-    "                           [--compute-ms T] [--mfu F] [--compute-scale F]\n"
-    "                           [--framework F] [--offload [cpu|pool]] [--tp T]\n"
-    "                           [--fsdp-wrap W]\n"
-    "                           [--fsdp-sharding S] [--comm-hook none|fp16|bf16]\n"
-    "                           [--bucket-mb B] [--first-bucket-mb B] [--fusion-mb B]\n"
-    "                           [--cycle-ms C] [--grad-dtype fp32|fp16|bf16]\n"
-    "                           [--accum-steps K] [--bucket-view] [--jitter CV]\n"
-    "                           [--optimizer adam|sgd] [--activation-gb A]\n"
-    "                           [--recompute] [--flash-attn] [--activation-dtype T]\n"
-    "                           [--what-if]\n"
-    "                           [--json | --csv | --timeline] [--timeline-svg FILE]\n"
-    "                           [--sweep-bucket MIN:MAX | --scaling | --frameworks]\n"
-    "\n"
+static const cli_usage_text usage = {
+    "usage: coarse-plan predict -m MODEL -t TOPO [OPTIONS]\n",
     "Predict one data-parallel training iteration on the machine for each gradient\n"
     "synchronisation strategy: iteration, compute, communication and exposed\n"
     "communication (what overlap with backward did not hide), and the speed-up\n"
-    "over ring AllReduce.\n"
-    "\n"
-    "  -m, --model FILE        model JSON\n"
-    "  -t, --topo FILE         topology JSON\n"
-    "  -s, --strategies LIST   comma-separated, in the order to print (default: every\n"
-    "                          one this machine can run): ring, tree, auto (what NCCL\n"
-    "                          would pick per bucket), hier (Horovod hierarchical),\n"
-    "                          collnet (in-network reduction, SHARP), ps (parameter\n"
-    "                          server in CPU memory), best (fastest per bucket),\n"
-    "                          pool (through the shared CXL pool, docs/pool.md)\n"
-    "      --hosts N           replicate a single-host topology N times\n"
-    "      --gpus G            use the first G GPUs of each host (as\n"
-    "                          CUDA_VISIBLE_DEVICES=0..G-1); default: all\n"
-    "      --compute-ms T      measured one-GPU iteration time (forward, backward,\n"
-    "                          optimizer), split over layers by FLOPs or parameters;\n"
-    "                          default: the model's compute block, else an estimate\n"
-    "                          from its FLOPs and batch and the GPUs' tflops\n"
-    "      --mfu F             FLOPs utilisation for that estimate (default 0.5)\n"
-    "      --compute-scale F   multiply compute by F (what-if: 0.3 for mixed precision)\n"
-    "      --framework F       ddp (PyTorch DistributedDataParallel, default), horovod,\n"
-    "                          zero1 (DeepSpeed ZeRO stage 1: reduce-scatter after\n"
-    "                          backward, shard step, all-gather), zero2 (stage 2: the\n"
-    "                          reduce-scatters during backward, gradients sharded),\n"
-    "                          fsdp (PyTorch FSDP), zero3 (DeepSpeed ZeRO stage 3 with\n"
-    "                          its default prefetch, persistence, reuse and bucket\n"
-    "                          sizes) or mirrored (TensorFlow MirroredStrategy: one\n"
-    "                          pack of every gradient all-reduced after backward)\n"
-    "      --fsdp-wrap W       FSDP units: block (default; one per numbered block, as\n"
-    "                          transformer_auto_wrap_policy, the rest in the root\n"
-    "                          unit), layer (every model layer), or MB (consecutive\n"
-    "                          layers until a unit holds MB MiB, as\n"
-    "                          size_based_auto_wrap_policy)\n"
-    "      --tp T              Megatron-LM tensor parallelism over the T GPUs of each\n"
-    "                          host (T = GPUs per host; DDP across hosts): compute\n"
-    "                          split T ways, every block's activations all-reduced\n"
-    "                          four times an iteration inside the host\n"
-    "      --offload           DeepSpeed offload_optimizer to the CPU (zero1, zero2,\n"
-    "                          zero3): reduced shards copied to host memory, the\n"
-    "                          sockets step the optimizer, parameters copied back\n"
-    "      --offload pool      optimizer states (and under zero3 and fsdp parameter\n"
-    "                          shards) in the machine's CXL pool, copied over its\n"
-    "                          links (docs/pool.md); zero1, zero2, zero3, fsdp\n"
-    "      --fsdp-sharding S   FSDP sharding_strategy: full (FULL_SHARD, default),\n"
-    "                          grad-op (SHARD_GRAD_OP: parameters kept from forward\n"
-    "                          to backward), hybrid (HYBRID_SHARD: shard inside each\n"
-    "                          host, all-reduce the shards across hosts) or\n"
-    "                          hybrid-grad-op (_HYBRID_SHARD_ZERO2)\n"
-    "      --bucket-mb B       DDP bucket_cap_mb (MiB, default 25); ZeRO-1, -2 and -3\n"
-    "                          reduce buckets (default 5e8 elements)\n"
-    "      --first-bucket-mb B DDP first bucket (MiB, default 1)\n"
-    "      --fusion-mb B       Horovod fusion threshold (MiB, default 64)\n"
-    "      --cycle-ms C        Horovod cycle time (ms, default 5)\n"
-    "      --grad-dtype T      gradient element type (default: the model's)\n"
-    "      --accum-steps K     micro-batches per optimizer step (gradient accumulation:\n"
-    "                          DDP no_sync, Horovod backward_passes_per_step; ZeRO-2\n"
-    "                          and FSDP synchronise every micro-batch); the\n"
-    "                          compute time is one micro-batch's (default 1)\n"
-    "      --bucket-view       DDP gradient_as_bucket_view=True: no copy of the reduced\n"
-    "                          buckets back into the gradients\n"
-    "      --comm-hook H       DDP communication hook: fp16 or bf16 (fp16_compress_hook,\n"
-    "                          bf16_compress_hook: buckets all-reduced as 2-byte floats,\n"
-    "                          plus the casts), or none (default)\n"
-    "      --optimizer O       adam (or adamw; default) or sgd (with momentum): the\n"
-    "                          optimizer states of the memory line (model states per\n"
-    "                          GPU: weights, gradients, optimizer, buffers)\n"
-    "      --activation-gb A   activations of one micro-batch on one GPU (GB, as\n"
-    "                          measured), added to the memory line's model states;\n"
-    "                          default: estimated from the model's transformer\n"
-    "                          dimensions and batch when it gives them\n"
-    "      --recompute         that estimate with every block's activations\n"
-    "                          recomputed in backward (activation checkpointing)\n"
-    "      --flash-attn        that estimate with fused attention (FlashAttention,\n"
-    "                          SDPA): no sequence x sequence scores kept\n"
-    "      --activation-dtype T  that estimate's element type: fp16 or bf16 for\n"
-    "                          autocast over fp32 weights (default: the model's)\n"
-    "      --jitter CV         stragglers: one GPU's compute time varies from step to\n"
-    "                          step with this coefficient of variation (e.g. 0.02);\n"
-    "                          every step waits for the slowest GPU (default 0)\n"
-    "      --json              {\"model\",\"topology\",\"gpus\",\"strategies\":[{\"name\",\n"
-    "                          \"iteration_ms\",\"compute_ms\",\"comm_ms\",\"exposed_comm_ms\"}]}\n"
-    "      --csv               the same as CSV with a header\n"
-    "      --timeline          CSV of every bucket: when it was ready, started, finished\n"
-    "      --timeline-svg FILE also draw each strategy's iteration as a Gantt chart:\n"
-    "                          compute and communication lanes (FILE written whole)\n"
-    "      --what-if           also: the first strategy's iteration with each kind of\n"
-    "                          link twice as fast, every link, and compute twice as\n"
-    "                          fast (which bus, or the GPUs, the iteration waits for);\n"
-    "                          across hosts, with the network reducing (SHARP)\n"
-    "      --sweep-bucket MIN:MAX  iteration time for bucket caps (MiB) from MIN to MAX\n"
-    "                          (powers of two, plus 25) and the best bucket_cap_mb\n"
-    "                          (DDP) or reduce bucket (ZeRO-1, -2, -3)\n"
-    "      --frameworks        the first strategy (default auto) under ddp, horovod,\n"
-    "                          zero1, zero2, every FSDP sharding, zero3 and mirrored:\n"
-    "                          iteration time, model states per GPU, whether they\n"
-    "                          fit, and the fastest that fits (plain table or --csv)\n"
-    "      --scaling           the first strategy (default auto) on 1, 2, 4, .. GPUs of\n"
-    "                          one host up to all of them (or --gpus), then on 2, 4, ..\n"
-    "                          hosts up to --hosts: iteration, speed-up over one GPU\n"
-    "                          and scaling efficiency at the same per-GPU batch\n"
-    "\n"
-    "The model and its assumptions: docs/model.md.\n";
-
-enum { OPT_HOSTS = 256, OPT_COMPUTE, OPT_BUCKET, OPT_FIRST, OPT_FUSION, OPT_CYCLE,
-       OPT_DTYPE, OPT_JSON, OPT_CSV, OPT_TIMELINE, OPT_SWEEP, OPT_MFU, OPT_SCALE, OPT_WHATIF,
-       OPT_GPUS, OPT_SCALING, OPT_TSVG, OPT_OPTIM, OPT_FRAMEWORKS, OPT_ACT, OPT_RECOMPUTE,
-       OPT_FLASH, OPT_ACT_DTYPE, OPT_TP };
+    "over ring AllReduce.\n",
+    "The model and its assumptions: docs/model.md.\n"};
 
 typedef struct opts {
     const char *model, *topo;
@@ -152,8 +34,10 @@ typedef struct opts {
     cp_predict_opts p;
 } opts;
 
-static int parse_list(const char *arg, opts *o)
+/* -s LIST (value: opts): the strategies in the order to print. */
+static int parse_list(const char *cmd, char *arg, void *value)
 {
+    opts *o = value;
     char buf[256], *tok, *save = NULL;
     snprintf(buf, sizeof buf, "%s", arg);
     o->nlist = 0;
@@ -161,126 +45,55 @@ static int parse_list(const char *arg, opts *o)
         cp_strategy s;
         int k;
         if (cp_strategy_parse(tok, &s))
-            return cli_usage("predict", "-s: unknown strategy '%s' (ring, tree, auto, hier, ps, "
+            return cli_usage(cmd, "-s: unknown strategy '%s' (ring, tree, auto, hier, ps, "
                              "proxy, coarse, best, pool)", tok);
         for (k = 0; k < o->nlist; k++)
             if (o->list[k] == s)
-                return cli_usage("predict", "-s: '%s' given twice", tok);
+                return cli_usage(cmd, "-s: '%s' given twice", tok);
         o->list[o->nlist++] = s;
     }
     if (o->nlist == 0)
-        return cli_usage("predict", "-s: no strategy given");
+        return cli_usage(cmd, "-s: no strategy given");
     o->explicit_list = 1;
     return CP_OK;
 }
 
-static int parse_sweep(const char *arg, opts *o)
+/* --sweep-bucket MIN:MAX (value: opts), in MiB. */
+static int parse_sweep(const char *cmd, char *arg, void *value)
 {
+    opts *o = value;
     char lo[64], hi[64];
     const char *colon = strchr(arg, ':');
     if (!colon || (size_t)(colon - arg) >= sizeof lo || strlen(colon + 1) >= sizeof hi)
-        return cli_usage("predict", "--sweep-bucket: expected MIN:MAX in MiB, got '%s'", arg);
+        return cli_usage(cmd, "--sweep-bucket: expected MIN:MAX in MiB, got '%s'", arg);
     memcpy(lo, arg, (size_t)(colon - arg));
     lo[colon - arg] = '\0';
     snprintf(hi, sizeof hi, "%s", colon + 1);
     if (cp_parse_double(lo, &o->sweep_lo) || cp_parse_double(hi, &o->sweep_hi) ||
         !(o->sweep_lo > 0) || o->sweep_hi < o->sweep_lo || o->sweep_hi > 65536)
-        return cli_usage("predict", "--sweep-bucket: expected 0 < MIN <= MAX <= 65536 (MiB), "
+        return cli_usage(cmd, "--sweep-bucket: expected 0 < MIN <= MAX <= 65536 (MiB), "
                          "got '%s'", arg);
     return CP_OK;
 }
 
-static int parse_opts(int argc, char **argv, opts *o)
+/* --optimizer adam|adamw|sgd (value: cp_predict_opts.optimizer). */
+static int parse_optimizer(const char *cmd, char *arg, void *value)
 {
-    static const struct option lo[] = {
-        {"model", required_argument, NULL, 'm'},        {"topo", required_argument, NULL, 't'},
-        {"strategies", required_argument, NULL, 's'},   {"hosts", required_argument, NULL, OPT_HOSTS},
-        {"gpus", required_argument, NULL, OPT_GPUS},
-        {"compute-ms", required_argument, NULL, OPT_COMPUTE},
-        CLI_FRAMEWORK_LONGOPT, {"bucket-mb", required_argument, NULL, OPT_BUCKET},
-        {"first-bucket-mb", required_argument, NULL, OPT_FIRST},
-        {"fusion-mb", required_argument, NULL, OPT_FUSION},
-        {"cycle-ms", required_argument, NULL, OPT_CYCLE},
-        {"grad-dtype", required_argument, NULL, OPT_DTYPE}, {"json", no_argument, NULL, OPT_JSON},
-        {"mfu", required_argument, NULL, OPT_MFU},
-        {"compute-scale", required_argument, NULL, OPT_SCALE},
-        {"csv", no_argument, NULL, OPT_CSV},            {"timeline", no_argument, NULL, OPT_TIMELINE},
-        {"timeline-svg", required_argument, NULL, OPT_TSVG},
-        {"optimizer", required_argument, NULL, OPT_OPTIM},
-        {"frameworks", no_argument, NULL, OPT_FRAMEWORKS},
-        {"activation-gb", required_argument, NULL, OPT_ACT},
-        {"recompute", no_argument, NULL, OPT_RECOMPUTE},
-        {"flash-attn", no_argument, NULL, OPT_FLASH},
-        {"activation-dtype", required_argument, NULL, OPT_ACT_DTYPE},
-        {"tp", required_argument, NULL, OPT_TP},
-        {"sweep-bucket", required_argument, NULL, OPT_SWEEP},
-        CLI_MODEL_LONGOPTS,
-        {"what-if", no_argument, NULL, OPT_WHATIF},
-        {"scaling", no_argument, NULL, OPT_SCALING},
-        {"help", no_argument, NULL, 'h'},               {0, 0, 0, 0}};
-    int c, rc = CP_OK, bucket_given = 0;
-    memset(o, 0, sizeof *o);
-    o->hosts = 1;
-    cp_predict_opts_default(&o->p);
-    opterr = 0;
-    optind = 1;
-    while (rc == CP_OK && (c = getopt_long(argc, argv, ":hm:t:s:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': fputs(help, stdout); return -1;
-        case 'm': o->model = optarg; break;
-        case 't': o->topo = optarg; break;
-        case 's': rc = parse_list(optarg, o); break;
-        case OPT_HOSTS: rc = cli_parse_hosts("predict", optarg, &o->hosts); break;
-        case OPT_GPUS: rc = cli_parse_gpus("predict", optarg, &o->gpus); break;
-        case OPT_COMPUTE: rc = cli_parse_positive("predict", "--compute-ms", optarg, 1e7, &o->p.compute_ms); break;
-        case OPT_BUCKET:
-            rc = cli_parse_positive("predict", "--bucket-mb", optarg, 65536, &o->p.bucket_mb);
-            bucket_given = 1;
-            break;
-        case OPT_FIRST: rc = cli_parse_positive("predict", "--first-bucket-mb", optarg, 65536, &o->p.first_bucket_mb); break;
-        case OPT_FUSION: rc = cli_parse_positive("predict", "--fusion-mb", optarg, 65536, &o->p.fusion_mb); break;
-        case OPT_CYCLE: rc = cli_parse_positive("predict", "--cycle-ms", optarg, 1e5, &o->p.cycle_ms); break;
-        case OPT_MFU: rc = cli_parse_positive("predict", "--mfu", optarg, 1, &o->p.mfu); break;
-        case OPT_SCALE: rc = cli_parse_positive("predict", "--compute-scale", optarg, 1e3, &o->p.compute_scale); break;
-        case OPT_DTYPE: rc = cli_parse_dtype("predict", "--grad-dtype", optarg, &o->p.grad_bytes); break;
-        case OPT_JSON: o->json = 1; break;
-        case OPT_CSV: o->csv = 1; break;
-        case OPT_TIMELINE: o->timeline = 1; break;
-        case OPT_TSVG: o->svg = optarg; break;
-        case OPT_FRAMEWORKS: o->frameworks = 1; break;
-        case OPT_RECOMPUTE: o->p.recompute = 1; break;
-        case OPT_FLASH: o->p.flash_attn = 1; break;
-        case OPT_TP: rc = cli_parse_count("predict", "--tp", optarg, 256, &o->p.tp); break;
-        case OPT_ACT_DTYPE:
-            rc = cli_parse_dtype("predict", "--activation-dtype", optarg, &o->p.act_bytes);
-            break;
-        case OPT_ACT:
-            rc = cli_parse_positive("predict", "--activation-gb", optarg, 1e6, &o->p.activation_gb);
-            break;
-        case OPT_OPTIM:
-            if (strcmp(optarg, "adam") == 0 || strcmp(optarg, "adamw") == 0)
-                o->p.optimizer = CP_OPT_ADAM;
-            else if (strcmp(optarg, "sgd") == 0)
-                o->p.optimizer = CP_OPT_SGD;
-            else
-                rc = cli_usage("predict", "--optimizer: expected adam, adamw or sgd, got '%s'",
-                               optarg);
-            break;
-        case OPT_SWEEP: rc = parse_sweep(optarg, o); break;
-        case OPT_WHATIF: o->whatif = 1; break;
-        case OPT_SCALING: o->scaling = 1; break;
-        case ':': return cli_usage("predict", "option '%s' needs a value", argv[optind - 1]);
-        default:
-            if ((rc = cli_model_option("predict", c,
-                                       c == CLI_OPT_OFFLOAD ? cli_offload_arg(argc, argv) : optarg,
-                                       &o->p)) < 0)
-                return cli_usage("predict", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (rc)
-        return rc;
-    if (optind < argc)
-        return cli_usage("predict", "unexpected argument '%s'", argv[optind]);
+    int *optimizer = value;
+    if (strcmp(arg, "adam") == 0 || strcmp(arg, "adamw") == 0)
+        *optimizer = CP_OPT_ADAM;
+    else if (strcmp(arg, "sgd") == 0)
+        *optimizer = CP_OPT_SGD;
+    else
+        return cli_usage(cmd, "--optimizer: expected adam, adamw or sgd, got '%s'", arg);
+    return CP_OK;
+}
+
+/* The options that do not combine, once all are parsed: the output forms,
+ * and what --tp, --activation-gb, --what-if, --scaling, --sweep-bucket,
+ * --timeline-svg and --frameworks each go with.  0 or a usage error. */
+static int check_combinations(opts *o)
+{
     if (!o->model || !o->topo)
         return cli_usage("predict", "-m MODEL and -t TOPO are required");
     if (o->json + o->csv + o->timeline > 1)
@@ -309,7 +122,6 @@ static int parse_opts(int argc, char **argv, opts *o)
                          "--scaling or --sweep-bucket");
     if (o->svg && (cp_same_file(o->svg, o->model) || cp_same_file(o->svg, o->topo)))
         return cli_usage("predict", "--timeline-svg %s would overwrite an input", o->svg);
-    o->bucket_given = bucket_given;
     if (o->frameworks) { /* every framework: what picks one does not apply */
         if (o->json || o->timeline || o->whatif || o->scaling || o->sweep_hi > 0 || o->svg)
             return cli_usage("predict", "--frameworks goes with the plain table or --csv only");
@@ -318,7 +130,106 @@ static int parse_opts(int argc, char **argv, opts *o)
                                         "sharding: drop --framework and --fsdp-sharding");
         return CP_OK;
     }
-    return cli_settle_framework("predict", &o->p, bucket_given);
+    return cli_settle_framework("predict", &o->p, o->bucket_given);
+}
+
+/* The option table, parsed into o, then what does not combine; CP_OK,
+ * CLI_HELP or a usage error.  Over 80 lines because it is the table: one
+ * declaration per option with its help beside it (44 of them), which reads
+ * best whole. */
+static int parse_opts(int argc, char **argv, opts *o)
+{
+    cp_predict_opts *p = &o->p;
+    const cli_option table[] = {
+        OPT_STRING('m', "model", "FILE", &o->model, "model JSON"),
+        OPT_STRING('t', "topo", "FILE", &o->topo, "topology JSON"),
+        OPT_CALLBACK('s', "strategies", "LIST", o, parse_list,
+                     "comma-separated, in the order to print (default: every one this machine "
+                     "can run): ring, tree, auto (what NCCL would pick per bucket), hier "
+                     "(Horovod hierarchical), collnet (in-network reduction, SHARP), ps "
+                     "(parameter server in CPU memory), proxy and coarse (through memory "
+                     "devices), best (fastest per bucket), mpi (MPI AllReduce staged through host "
+                     "memory, named only), coarse-mpi (the COARSE planner with MPI), pool (through the "
+                     "shared CXL pool, docs/pool.md)"),
+        OPT_INT(0, "hosts", "N", &o->hosts, 1, CP_MAX_HOSTS,
+                "replicate a single-host topology N times"),
+        OPT_INT(0, "gpus", "G", &o->gpus, 1, CLI_MAX_GPUS,
+                "use the first G GPUs of each host (as CUDA_VISIBLE_DEVICES=0..G-1); default: "
+                "all"),
+        OPT_DOUBLE(0, "compute-ms", "T", &p->compute_ms, 1e7,
+                   "measured one-GPU iteration time (forward, backward, optimizer), split over "
+                   "layers by FLOPs or parameters; default: the model's compute block, else an "
+                   "estimate from its FLOPs and batch and the GPUs' tflops"),
+        OPT_DOUBLE(0, "mfu", "F", &p->mfu, 1, "FLOPs utilisation for that estimate (default 0.5)"),
+        OPT_DOUBLE(0, "compute-scale", "F", &p->compute_scale, 1e3,
+                   "multiply compute by F (what-if: 0.3 for mixed precision)"),
+        CLI_FRAMEWORK_OPTIONS(p),
+        OPT_INT(0, "tp", "T", &p->tp, 1, 256,
+                "Megatron-LM tensor parallelism over the T GPUs of each host (T = GPUs per "
+                "host; DDP across hosts): compute split T ways, every block's activations "
+                "all-reduced four times an iteration inside the host"),
+        OPT_DOUBLE_SEEN(0, "bucket-mb", "B", &p->bucket_mb, 65536, &o->bucket_given,
+                        "DDP bucket_cap_mb (MiB, default 25); ZeRO-1, -2 and -3 reduce buckets "
+                        "(default 5e8 elements)"),
+        OPT_DOUBLE(0, "first-bucket-mb", "B", &p->first_bucket_mb, 65536,
+                   "DDP first bucket (MiB, default 1)"),
+        OPT_DOUBLE(0, "fusion-mb", "B", &p->fusion_mb, 65536,
+                   "Horovod fusion threshold (MiB, default 64)"),
+        OPT_DOUBLE(0, "cycle-ms", "C", &p->cycle_ms, 1e5, "Horovod cycle time (ms, default 5)"),
+        OPT_DTYPE(0, "grad-dtype", "T", &p->grad_bytes,
+                  "gradient element type fp32, fp16 or bf16 (default: the model's)"),
+        CLI_MODEL_OPTIONS(p),
+        OPT_CALLBACK(0, "optimizer", "O", &p->optimizer, parse_optimizer,
+                     "adam (or adamw; default) or sgd (with momentum): the optimizer states of "
+                     "the memory line (model states per GPU: weights, gradients, optimizer, "
+                     "buffers)"),
+        OPT_DOUBLE(0, "activation-gb", "A", &p->activation_gb, 1e6,
+                   "activations of one micro-batch on one GPU (GB, as measured), added to the "
+                   "memory line's model states; default: estimated from the model's "
+                   "transformer dimensions and batch when it gives them"),
+        OPT_FLAG(0, "recompute", &p->recompute,
+                 "that estimate with every block's activations recomputed in backward "
+                 "(activation checkpointing)"),
+        OPT_FLAG(0, "flash-attn", &p->flash_attn,
+                 "that estimate with fused attention (FlashAttention, SDPA): no sequence x "
+                 "sequence scores kept"),
+        OPT_DTYPE(0, "activation-dtype", "T", &p->act_bytes,
+                  "that estimate's element type: fp16 or bf16 for autocast over fp32 weights "
+                  "(default: the model's)"),
+        OPT_FLAG(0, "json", &o->json,
+                 "{\"model\",\"topology\",\"gpus\",\"strategies\":[{\"name\",\n"
+                 "\"iteration_ms\",\"compute_ms\",\"comm_ms\",\n\"exposed_comm_ms\"}]}"),
+        OPT_FLAG(0, "csv", &o->csv, "the same as CSV with a header"),
+        OPT_FLAG(0, "timeline", &o->timeline,
+                 "CSV of every bucket: when it was ready, started, finished"),
+        OPT_STRING(0, "timeline-svg", "FILE", &o->svg,
+                   "also draw each strategy's iteration as a Gantt chart: compute and "
+                   "communication lanes (FILE written whole)"),
+        OPT_FLAG(0, "what-if", &o->whatif,
+                 "also: the first strategy's iteration with each kind of link twice as fast, "
+                 "every link, and compute twice as fast (which bus, or the GPUs, the iteration "
+                 "waits for); across hosts, with the network reducing (SHARP)"),
+        OPT_CALLBACK(0, "sweep-bucket", "MIN:MAX", o, parse_sweep,
+                     "iteration time for bucket caps (MiB) from MIN to MAX (powers of two, "
+                     "plus 25) and the best bucket_cap_mb (DDP) or reduce bucket (ZeRO-1, -2, "
+                     "-3)"),
+        OPT_FLAG(0, "frameworks", &o->frameworks,
+                 "the first strategy (default auto) under ddp, horovod, zero1, zero2, every "
+                 "FSDP sharding, zero3 and mirrored: iteration time, model states per GPU, "
+                 "whether they fit, and the fastest that fits (plain table or --csv)"),
+        OPT_FLAG(0, "scaling", &o->scaling,
+                 "the first strategy (default auto) on 1, 2, 4, .. GPUs of one host up to all "
+                 "of them (or --gpus), then on 2, 4, .. hosts up to --hosts: iteration, "
+                 "speed-up over one GPU and scaling efficiency at the same per-GPU batch"),
+        OPT_END()};
+    int first, rc;
+    memset(o, 0, sizeof *o);
+    o->hosts = 1;
+    cp_predict_opts_default(&o->p);
+    if ((rc = cli_parse("predict", &usage, table, argc, argv, &first)) ||
+        (rc = cli_no_args("predict", argc, argv, first)))
+        return rc;
+    return check_combinations(o);
 }
 
 /* Default strategy list: everything this machine can run, predicted once
@@ -698,6 +609,26 @@ static int sweep(const opts *o, const cp_predictor *pr, FILE *out, cp_err *e)
     return CP_OK;
 }
 
+/* --scaling or --sweep-bucket: the whole table written to memory first and
+ * printed once complete, so a failure part-way prints nothing. */
+static int whole_table(const opts *o, const cp_model *m, const cp_topo *t,
+                       const cp_predictor *pr, cp_err *e)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *table = open_memstream(&buf, &len);
+    int rc;
+    if (!table)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    rc = o->scaling ? scaling(o, m, t, table, e) : sweep(o, pr, table, e);
+    if (fclose(table) != 0 && rc == CP_OK)
+        rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+    if (rc == CP_OK && len > 0 && fwrite(buf, 1, len, stdout) != len)
+        rc = cp_fail(e, CP_EINTERNAL, "writing standard output failed");
+    free(buf);
+    return rc;
+}
+
 static int run(const opts *oin, cp_err *e)
 {
     opts o = *oin;
@@ -722,20 +653,8 @@ static int run(const opts *oin, cp_err *e)
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o.p, e), e, o.model)))
         goto done;
     have_pr = 1;
-    if (o.scaling || o.sweep_hi > 0) { /* whole tables, printed once complete */
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *table = open_memstream(&buf, &len);
-        if (!table) {
-            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
-            goto done;
-        }
-        rc = o.scaling ? scaling(&o, m, t, table, e) : sweep(&o, &pr, table, e);
-        if (fclose(table) != 0 && rc == CP_OK)
-            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
-        if (rc == CP_OK && len > 0 && fwrite(buf, 1, len, stdout) != len)
-            rc = cp_fail(e, CP_EINTERNAL, "writing standard output failed");
-        free(buf);
+    if (o.scaling || o.sweep_hi > 0) {
+        rc = whole_table(&o, m, t, &pr, e);
         goto done;
     }
     if (o.frameworks) {
@@ -790,7 +709,7 @@ int cmd_predict(int argc, char **argv)
     cp_err e;
     int rc = parse_opts(argc, argv, &o);
     if (rc)
-        return rc < 0 ? CP_OK : rc;
+        return rc == CLI_HELP ? CP_OK : rc;
     cp_err_clear(&e);
     return cli_report(run(&o, &e), &e);
 }

@@ -3,7 +3,6 @@
  * by event on its machine; report the time, link utilisation and deadlock
  * freedom.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,23 +14,15 @@
 #include "load/load.h"
 #include "sim/sim.h"
 
-static const char help[] =
-    "usage: coarse-plan simulate -p PLAN.json [-t TOPO] [--json]\n"
-    "\n"
+static const cli_usage_text usage = {
+    "usage: coarse-plan simulate -p PLAN.json [-t TOPO] [--json]\n",
     "Replay a plan event by event: every route is an operation that loads the\n"
     "links and reducers it crosses; each route kind runs its operations in the\n"
     "plan's order; operations in flight share every link and reducer max-min\n"
     "fairly.  Reports the replayed iteration time against the planned one, the\n"
     "busiest links, and whether the plan is deadlock-free (its processing orders\n"
-    "cannot wait in a cycle, and every operation completed).\n"
-    "\n"
-    "  -p, --plan FILE   plan JSON written by `coarse-plan plan`\n"
-    "  -t, --topo FILE   topology to replay on (default: the file the plan names,\n"
-    "                    whose content hash must still match)\n"
-    "      --json        {\"iteration_ms\",\"planned_ms\",\"compute_ms\",\"operations\",\n"
-    "                     \"deadlock_free\",\"links\":[{\"link\",\"gbs\",\"utilisation\"}]}\n";
-
-enum { OPT_JSON = 256 };
+    "cannot wait in a cycle, and every operation completed).\n",
+    NULL};
 
 /* The topology the plan names, refusing it when its content changed. */
 static int plan_topology(const cpl_plan *p, const char *plan_path, cp_topo **t, cp_err *e)
@@ -78,31 +69,26 @@ static int busiest(const cp_sim_result *r, int *out, int n)
 
 int cmd_simulate(int argc, char **argv)
 {
-    static const struct option lo[] = {{"plan", required_argument, NULL, 'p'},
-                                       {"topo", required_argument, NULL, 't'},
-                                       {"json", no_argument, NULL, OPT_JSON},
-                                       {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     const char *plan_path = NULL, *topo_path = NULL;
-    int c, json = 0, rc, top[8], ntop, k;
+    int json = 0, rc, first, top[8], ntop, k;
+    const cli_option table[] = {
+        OPT_STRING('p', "plan", "FILE", &plan_path, "plan JSON written by `coarse-plan plan`"),
+        OPT_STRING('t', "topo", "FILE", &topo_path,
+                   "topology to replay on (default: the file the plan names, whose content "
+                   "hash must still match)"),
+        OPT_FLAG(0, "json", &json,
+                 "{\"iteration_ms\",\"planned_ms\",\"compute_ms\",\n"
+                 "\"operations\",\"deadlock_free\",\"links\":[{\"link\",\"gbs\",\n"
+                 "\"utilisation\"}]}"),
+        OPT_END()};
     cpl_plan *p = NULL;
     cp_topo *t = NULL;
     cp_sim_result r;
     cp_err e;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":hp:t:", lo, NULL)) != -1) {
-        switch (c) {
-        case 'h': fputs(help, stdout); return CP_OK;
-        case 'p': plan_path = optarg; break;
-        case 't': topo_path = optarg; break;
-        case OPT_JSON: json = 1; break;
-        case ':': return cli_usage("simulate", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("simulate", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return cli_usage("simulate", "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_parse("simulate", &usage, table, argc, argv, &first)) ||
+        (rc = cli_no_args("simulate", argc, argv, first)))
+        return rc == CLI_HELP ? CP_OK : rc;
     if (!plan_path)
         return cli_usage("simulate", "-p PLAN.json is required");
     cp_err_clear(&e);

@@ -78,52 +78,14 @@ static int throughput(const cp_model *m, const cp_topo *t, const cp_predict_opts
     return rc;
 }
 
-int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *base,
-                   cp_strategy s, int bucket_given, int csv, cp_err *e)
+/* The table (or CSV) of the NVAR predictions res with their model states
+ * mem and best throughput thr; best and most index the fastest that fits
+ * and the most samples per second (NVAR: none).  Frees res. */
+static void print_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *base,
+                             cp_strategy s, int csv, cp_prediction *res, const cp_mem *mem,
+                             const double *thr, size_t best, size_t most)
 {
-    cp_prediction res[NVAR];
-    cp_mem mem[NVAR];
-    double thr[NVAR];
-    cp_predictor first; /* variant 0's, whose collective model the others borrow */
-    size_t k, best = NVAR, most = NVAR;
-    int rc = CP_OK, have_first = 0;
-    memset(res, 0, sizeof res);
-    memset(thr, 0, sizeof thr);
-    memset(&first, 0, sizeof first);
-    for (k = 0; k < NVAR && rc == CP_OK; k++) {
-        cp_predict_opts o = *base;
-        cp_predictor pr;
-        memset(&pr, 0, sizeof pr);
-        if (skipped(t, k))
-            continue;
-        o.framework = variants[k].fw;
-        o.fsdp_sharding = variants[k].sharding;
-        o.offload = variants[k].offload;
-        o.comm_hook = o.framework == CP_FW_DDP ? base->comm_hook : 0;
-        if (!bucket_given && cp_framework_deepspeed(o.framework))
-            o.bucket_mb = 0; /* DeepSpeed's reduce_bucket_size */
-        cp_predictor *use = have_first ? &pr : &first;
-        if ((rc = cp_predictor_init_like(use, m, t, &o, have_first ? &first : NULL, e)))
-            break;
-        rc = cp_predict_any(use, s, &o, 0, 0, &res[k], e);
-        if (rc == CP_OK)
-            rc = cp_model_states(use, &o, &mem[k], e);
-        if (have_first)
-            cp_predictor_free(&pr);
-        have_first = 1;
-        if (rc == CP_OK && res[k].available &&
-            (rc = throughput(m, t, &o, &mem[k], &first, s, &thr[k], e)) == CP_OK &&
-            thr[k] > 0 && (most == NVAR || thr[k] > thr[most] * (1 + 1e-12)))
-            most = k;
-        if (rc == CP_OK && res[k].available && mem[k].capacity > 0 &&
-            mem[k].total <= mem[k].capacity &&
-            (best == NVAR || res[k].iteration_ms < res[best].iteration_ms - 1e-9))
-            best = k;
-    }
-    if (have_first)
-        cp_predictor_free(&first);
-    if (rc)
-        return rc;
+    size_t k;
     if (csv)
         printf("framework,available,iteration_ms,exposed_comm_ms,model_states_gb,"
                "gpu_memory_gb,fits,max_batch,samples_per_s\n");
@@ -176,5 +138,57 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
             printf("most samples/s: %s at a batch of %.0f per GPU (%.1f samples/s)\n",
                    variants[most].name, mem[most].max_batch, thr[most]);
     }
+}
+
+/* Every variant predicted in turn (the first builds the collective model the
+ * others borrow), the fastest that fits and the most samples per second
+ * found, then the table printed. */
+int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *base,
+                   cp_strategy s, int bucket_given, int csv, cp_err *e)
+{
+    cp_prediction res[NVAR];
+    cp_mem mem[NVAR];
+    double thr[NVAR];
+    cp_predictor first; /* variant 0's, whose collective model the others borrow */
+    size_t k, best = NVAR, most = NVAR;
+    int rc = CP_OK, have_first = 0;
+    memset(res, 0, sizeof res);
+    memset(thr, 0, sizeof thr);
+    memset(&first, 0, sizeof first);
+    for (k = 0; k < NVAR && rc == CP_OK; k++) {
+        cp_predict_opts o = *base;
+        cp_predictor pr;
+        memset(&pr, 0, sizeof pr);
+        if (skipped(t, k))
+            continue;
+        o.framework = variants[k].fw;
+        o.fsdp_sharding = variants[k].sharding;
+        o.offload = variants[k].offload;
+        o.comm_hook = o.framework == CP_FW_DDP ? base->comm_hook : 0;
+        if (!bucket_given && cp_framework_deepspeed(o.framework))
+            o.bucket_mb = 0; /* DeepSpeed's reduce_bucket_size */
+        cp_predictor *use = have_first ? &pr : &first;
+        if ((rc = cp_predictor_init_like(use, m, t, &o, have_first ? &first : NULL, e)))
+            break;
+        rc = cp_predict_any(use, s, &o, 0, 0, &res[k], e);
+        if (rc == CP_OK)
+            rc = cp_model_states(use, &o, &mem[k], e);
+        if (have_first)
+            cp_predictor_free(&pr);
+        have_first = 1;
+        if (rc == CP_OK && res[k].available &&
+            (rc = throughput(m, t, &o, &mem[k], &first, s, &thr[k], e)) == CP_OK &&
+            thr[k] > 0 && (most == NVAR || thr[k] > thr[most] * (1 + 1e-12)))
+            most = k;
+        if (rc == CP_OK && res[k].available && mem[k].capacity > 0 &&
+            mem[k].total <= mem[k].capacity &&
+            (best == NVAR || res[k].iteration_ms < res[best].iteration_ms - 1e-9))
+            best = k;
+    }
+    if (have_first)
+        cp_predictor_free(&first);
+    if (rc)
+        return rc;
+    print_frameworks(m, t, base, s, csv, res, mem, thr, best, most);
     return CP_OK;
 }

@@ -139,31 +139,67 @@ static int pick_rows(const cp_nccl_table *tab, int *bw_lo, int *lat, int *nlat)
     return *nlat > 0 && tab->nrows - *bw_lo >= 1;
 }
 
-/* One round: measure the model's lines and sensitivity, fit, update t->calib. */
-static int round_fit(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_coll_alg alg,
-                     const int *lat, int nlat, int bw_lo, cp_fit *f, cp_err *e)
+/* The model's lines on t (*l), and the slope the model's protocol gives
+ * each latency row, per unit of the fitted beta (*slope, the caller's to
+ * free): LL's rows carry twice the bytes. */
+static int model_slopes(const cp_topo *t, const cp_nccl_table *tab, cp_coll_op op,
+                        cp_coll_alg alg, const int *lat, int nlat, line *l, double **slope,
+                        cp_err *e)
 {
-    line l, l2;
-    double Afit_s = 0, Afit_ll, bfit = 0, c, d, simple, other = 0, *slope;
-    cp_link_kind bk;
-    int gpt = tab->gpus_per_thread, rc, i, k;
-    cp_calib_kind *lk;
     cp_coll model;
-
-    if ((rc = model_line(t, gpt, op, alg, &l, &model, e)))
+    int i, rc = model_line(t, tab->gpus_per_thread, op, alg, l, &model, e);
+    if (rc)
         return rc;
-    /* The protocol the model runs at each latency row sets its slope. */
-    slope = malloc((size_t)nlat * sizeof *slope);
-    if (!slope) {
+    *slope = malloc((size_t)nlat * sizeof **slope);
+    if (!*slope) {
         cp_coll_free(&model);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
     for (i = 0; i < nlat; i++) {
         cp_proto p;
         cp_coll_time_proto_us(&model, op, alg, tab->rows[lat[i]].bytes, &p);
-        slope[i] = p == CP_PROTO_LL ? 1 / CP_LL_EFF : 1;
+        (*slope)[i] = p == CP_PROTO_LL ? 1 / CP_LL_EFF : 1;
     }
     cp_coll_free(&model);
+    return CP_OK;
+}
+
+/* Simple's intercept is LL's plus steps x simple_us of the slowest kind
+ * in use (eq. C11): what is left of the fitted intercept Afit_s, per step,
+ * once LL's intercept has moved by c x d; into lk->simple_us. */
+static int fit_simple(const cp_topo *t, const line *l, double Afit_s, double c, double d,
+                      cp_fit *f, cp_calib_kind *lk, cp_err *e)
+{
+    double simple = l->steps > 0 ? (Afit_s - (l->A_ll + c * d)) / l->steps : 0, other = 0;
+    int k;
+    for (k = 0; k < CP_LINK_KINDS; k++)
+        if (k != (int)f->lat_kind && t->calib.kind[k].simple_us > other)
+            other = t->calib.kind[k].simple_us;
+    f->simple_clamped = simple < 0;
+    if (f->simple_clamped)
+        simple = 0;
+    f->simple_below_other = simple < other;
+    lk->simple_us = simple;
+    if (!(lk->simple_us <= CP_MAX_STEP_US))
+        return cp_fail(e, CP_EINPUT, "the table's large sizes need %.3g us per Simple step "
+                                     "over %s links (over %g): is it from this machine?",
+                       lk->simple_us, cp_link_kind_name(f->lat_kind), CP_MAX_STEP_US);
+    return CP_OK;
+}
+
+/* One round: measure the model's lines and sensitivity, fit, update t->calib. */
+static int round_fit(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_coll_alg alg,
+                     const int *lat, int nlat, int bw_lo, cp_fit *f, cp_err *e)
+{
+    line l, l2;
+    double Afit_s = 0, Afit_ll, bfit = 0, c, d, *slope;
+    cp_link_kind bk;
+    int gpt = tab->gpus_per_thread, rc, i;
+    cp_calib_kind *lk;
+    cp_coll model;
+
+    if ((rc = model_slopes(t, tab, op, alg, lat, nlat, &l, &slope, e)))
+        return rc;
     /* A measurement across hosts calibrates the network; one inside a host
      * calibrates whatever binds there. */
     f->bw_kind = t->nhosts > 1 ? CP_NET : l.bind_kind;
@@ -213,24 +249,7 @@ static int round_fit(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_col
         return cp_fail(e, CP_EINPUT, "the table's small sizes need %.3g us per step over %s "
                                      "links (over %g): is it from this machine?",
                        lk->step_us, cp_link_kind_name(f->lat_kind), CP_MAX_STEP_US);
-    /* Simple's intercept is LL's plus steps x simple_us of the slowest kind
-     * in use (eq. C11): what is left of the fitted intercept, per step. */
-    if (!f->simple_fitted)
-        return CP_OK;
-    simple = l.steps > 0 ? (Afit_s - (l.A_ll + c * d)) / l.steps : 0;
-    for (k = 0; k < CP_LINK_KINDS; k++)
-        if (k != (int)f->lat_kind && t->calib.kind[k].simple_us > other)
-            other = t->calib.kind[k].simple_us;
-    f->simple_clamped = simple < 0;
-    if (f->simple_clamped)
-        simple = 0;
-    f->simple_below_other = simple < other;
-    lk->simple_us = simple;
-    if (!(lk->simple_us <= CP_MAX_STEP_US))
-        return cp_fail(e, CP_EINPUT, "the table's large sizes need %.3g us per Simple step "
-                                     "over %s links (over %g): is it from this machine?",
-                       lk->simple_us, cp_link_kind_name(f->lat_kind), CP_MAX_STEP_US);
-    return CP_OK;
+    return f->simple_fitted ? fit_simple(t, &l, Afit_s, c, d, f, lk, e) : CP_OK;
 }
 
 int cp_calibrate(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, int alg, cp_fit *f,

@@ -33,6 +33,7 @@
 #ifndef CP_COLLECTIVE_H
 #define CP_COLLECTIVE_H
 
+#include "cost/mpi.h"
 #include "topo/topo.h"
 
 typedef enum cp_coll_op {
@@ -105,6 +106,7 @@ typedef struct cp_coll {
      * three bytes moved per byte summed).  0 when no socket gives
      * reduce_gbs. */
     double d2h_gbs, h2d_gbs, host_lat_us, host_mem_gbs;
+    cp_mpi mpi;           /* MPI AllReduce staged through host memory (mpi.h) */
 } cp_coll;
 
 /* The topology that the arc ids in the phases refer to (the window, or the

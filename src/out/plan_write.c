@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/units.h"
+#include "core/version.h"
 #include "out/plan_write.h"
 #include "plan/deadlock.h"
 
@@ -163,7 +164,7 @@ json_t *cp_plan_to_json(const cp_plan *p, const cp_plan_inputs *in)
         for (k = 0; k < p->b[bi].nroutes; k++)
             pooled |= p->b[bi].routes[k].fam == CP_FAM_POOL;
     json_object_set_new(root, "format", json_string(pooled ? PLAN_FORMAT_POOL : PLAN_FORMAT));
-    json_object_set_new(root, "generator", json_string("coarse-plan 0.1.0"));
+    json_object_set_new(root, "generator", json_string("coarse-plan " CP_VERSION));
     json_object_set_new(m, "name", json_string(p->model->name));
     json_object_set_new(m, "file", json_string(in->model_path));
     json_object_set_new(m, "hash", hash_str(in->model_hash));

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "plan/families.h"
-#include "plan/pool_family.h"
 
 static const char *const fam_names[CP_FAMS] = {"allreduce", "proxy-bw", "proxy-lat",
                                                "proxy-ring", "ps", "pool"};
@@ -233,6 +232,72 @@ static int nearest_device(const cp_topo *t, int g, const int *dev, int nd)
     return best < 0 ? -1 : dev[best];
 }
 
+/* Most devices whose ring order is searched (7! orders at most). */
+#define RING_SEARCH_MAX 8
+
+/* The ring perm's slowest route (w[a][b]: route a -> b GB/s); kept in
+ * keep when strictly wider than *best. */
+static void ring_score(double w[][RING_SEARCH_MAX], const int *perm, int D, double *best,
+                       int *keep)
+{
+    double lo = -1;
+    int k;
+    for (k = 0; k < D; k++) {
+        int a = perm[k], b = perm[(k + 1) % D];
+        double x = w[a][b] < w[b][a] ? w[a][b] : w[b][a];
+        if (lo < 0 || x < lo)
+            lo = x;
+    }
+    if (lo > *best * (1 + 1e-9)) {
+        *best = lo;
+        memcpy(keep, perm, (size_t)D * sizeof *perm);
+    }
+}
+
+/* Order used[0..D) so that the ring's slowest device-to-device route (either
+ * direction) is as wide as it can be: devices with NVLinks between them (GPUs
+ * emulating memory devices, dgx1-v100-emu) must be neighbours, or the ring
+ * crosses the socket link where it need not.  The first order found wins
+ * ties, so the order of first use is kept unless another is strictly
+ * better.  Every order with used[0] first is tried (D <= RING_SEARCH_MAX). */
+static void order_ring(const cp_topo *t, int *used, int D)
+{
+    double w[RING_SEARCH_MAX][RING_SEARCH_MAX], best = -1;
+    int perm[RING_SEARCH_MAX], c[RING_SEARCH_MAX], keep[RING_SEARCH_MAX], i, j;
+    if (D < 4 || D > RING_SEARCH_MAX)
+        return; /* three or fewer: every order is the same ring */
+    for (i = 0; i < D; i++)
+        for (j = 0; j < D; j++) {
+            cp_route r;
+            cp_err tmp;
+            w[i][j] = i != j && cp_route_find(t, used[i], used[j], NULL, &r, &tmp) == CP_OK
+                          ? r.gbs
+                          : 0;
+        }
+    for (i = 0; i < D; i++) {
+        perm[i] = i;
+        c[i] = 0;
+    }
+    ring_score(w, perm, D, &best, keep);
+    /* Heap's algorithm over the n = D - 1 positions after the first */
+    for (i = 1; i < D - 1;) {
+        if (c[i] < i) {
+            int x = (i % 2) ? c[i] : 0, tmpv = perm[1 + x];
+            perm[1 + x] = perm[1 + i];
+            perm[1 + i] = tmpv;
+            ring_score(w, perm, D, &best, keep);
+            c[i]++;
+            i = 1;
+        } else {
+            c[i] = 0;
+            i++;
+        }
+    }
+    for (i = 0; i < D; i++)
+        perm[i] = used[keep[i]];
+    memcpy(used, perm, (size_t)D * sizeof *used);
+}
+
 /* proxy-ring (eq. Q2): nearest device per GPU, devices all-reduce among
  * themselves over two opposite rings, each carrying half. */
 static int decentralised(fbuild *b, const cp_coll *c, cp_families *fs, const int *dev, int nd)
@@ -263,6 +328,16 @@ static int decentralised(fbuild *b, const cp_coll *c, cp_families *fs, const int
         snprintf(f->why_not, sizeof f->why_not, "every GPU's nearest memory device is the same "
                                                 "one: proxy-lat covers it");
         return CP_OK;
+    }
+    {
+        int orig[CP_FAM_MAX_DEV], cnt[CP_FAM_MAX_DEV], q;
+        memcpy(orig, used, (size_t)D * sizeof *used);
+        memcpy(cnt, clients, (size_t)D * sizeof *clients);
+        order_ring(t, used, D);
+        for (k = 0; k < D; k++) /* clients follow their device */
+            for (q = 0; q < D; q++)
+                if (orig[q] == used[k])
+                    clients[k] = cnt[q];
     }
     for (k = 0; k < D; k++) {
         int nx = used[(k + 1) % D];
@@ -440,7 +515,7 @@ static int conflict(const cp_topo *t, const cp_family *a, const cp_family *b)
 }
 
 /* Union conflicting families into groups. */
-static void make_groups(cp_families *fs)
+void cp_families_regroup(cp_families *fs)
 {
     int i, j, parent[CP_FAMS], id[CP_FAMS];
     for (i = 0; i < CP_FAMS; i++)
@@ -510,7 +585,7 @@ int cp_families_build(const cp_topo *t, const cp_coll *c, cp_families *fs, cp_er
         cp_families_free(fs);
         return rc;
     }
-    make_groups(fs);
+    cp_families_regroup(fs);
     return CP_OK;
 }
 
@@ -532,6 +607,10 @@ double cp_family_time_us(const cp_families *fs, cp_fam_kind k, double bytes, con
     if (k != CP_FAM_ALLREDUCE) {
         *how = cp_fam_name(k);
         return f->lat_us + bytes / (f->gbs * 1e3);
+    }
+    if (fs->gpu_mpi) {
+        *how = "mpi";
+        return cp_mpi_allreduce_us(&fs->coll->mpi, bytes);
     }
     for (alg = 0; alg < CP_ALGS; alg++) {
         double x;

@@ -51,7 +51,7 @@ int cp_predict_any(const cp_predictor *pr, cp_strategy s, const cp_predict_opts 
     cp_plan_opts po;
     cp_plan pl;
     int rc;
-    if ((s != CP_S_PROXY && s != CP_S_COARSE) || cp_framework_sharded(o->framework) ||
+    if ((s != CP_S_PROXY && s != CP_S_COARSE && s != CP_S_COARSE_MPI) || cp_framework_sharded(o->framework) ||
         o->framework == CP_FW_MIRRORED || o->tp > 1) /* cp_predict says why not */
         return cp_predict(pr, s, o, keep_runs, out, e);
     memset(out, 0, sizeof *out);
@@ -61,6 +61,7 @@ int cp_predict_any(const cp_predictor *pr, cp_strategy s, const cp_predict_opts 
     if (min_shard_kb > 0)
         po.min_shard_kb = min_shard_kb;
     po.mode = s == CP_S_PROXY ? CP_PLAN_PROXY : CP_PLAN_COARSE;
+    po.gpu_mpi = s == CP_S_COARSE_MPI;
     if (pr->topo->ngpus <= 1)
         return cp_predict(pr, CP_S_RING, o, keep_runs, out, e) ? CP_EINTERNAL
                : (out->strategy = s, CP_OK);

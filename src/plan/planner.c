@@ -445,8 +445,9 @@ static void sensitivity(cp_plan *p, const cp_lp *lp, const lpvars *v)
                 continue;
             g = p->fams.f[f].group;
             y = cp_lp_dual(lp, v->ready[i * v->G + g]) + cp_lp_dual(lp, v->chain[i * v->G + g]);
-            B = f == CP_FAM_ALLREDUCE ? ring->bw_gbs : p->fams.f[f].gbs;
-            dcdB = -(f == CP_FAM_ALLREDUCE ? ring->factor : 1.0) * S / (B * B * 1e6); /* ms/(GB/s) */
+            int nccl = f == CP_FAM_ALLREDUCE && !p->fams.gpu_mpi;
+            B = nccl ? ring->bw_gbs : p->fams.f[f].gbs;
+            dcdB = -(nccl ? ring->factor : 1.0) * S / (B * B * 1e6); /* ms/(GB/s) */
             dzdB[f] += y * x * dcdB;
         }
     for (f = 0; f < CP_FAMS; f++) {
@@ -455,7 +456,9 @@ static void sensitivity(cp_plan *p, const cp_lp *lp, const lpvars *v)
         int nb;
         if (!allowed(p, f) || dzdB[f] == 0)
             continue;
-        if (f == CP_FAM_ALLREDUCE) {
+        if (f == CP_FAM_ALLREDUCE && p->fams.gpu_mpi) {
+            continue; /* the MPI family has no packed binding links */
+        } else if (f == CP_FAM_ALLREDUCE) {
             ba = ring->bind_arc;
             bd = ring->bind_dual;
             nb = cp_coll_arcs(p->fams.coll) == p->topo ? ring->nbind : 0;
@@ -611,6 +614,16 @@ int cp_plan_build(const cp_predictor *pr, const cp_plan_opts *o, cp_plan *p, cp_
     p->compute_ms = cp_compute_total(&pr->comp);
     if ((rc = cp_families_build(pr->topo, &pr->coll, &p->fams, e)))
         return rc;
+    if (o->gpu_mpi && !pr->coll.mpi.available) { /* asked for: say why it cannot */
+        rc = cp_fail(e, CP_EINPUT, "%s: --gpu-collective mpi: %s", pr->topo->name,
+                     pr->coll.mpi.why_not);
+        cp_plan_free(p);
+        return rc;
+    }
+    if (o->gpu_mpi && (rc = cp_families_use_mpi(&p->fams, e))) {
+        cp_plan_free(p);
+        return rc;
+    }
     for (f = 0; f < CP_FAMS; f++)
         any |= allowed(p, f);
     if (!any) {

@@ -44,6 +44,8 @@ typedef struct cp_plan_opts {
     cp_predict_opts pred;   /* compute time, bucket size, gradient dtype */
     double min_shard_kb;    /* smallest shard, KiB (default 512) */
     cp_plan_mode mode;
+    int gpu_mpi;            /* GPU-side family: 1 MPI AllReduce staged through host
+                               memory (--gpu-collective mpi), 0 NCCL's (default) */
     const char *dump_lp;    /* write the LP here (CPLEX LP format), or NULL */
 } cp_plan_opts;
 

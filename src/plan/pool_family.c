@@ -1,6 +1,6 @@
 /*
- * pool_family.c - the `pool` route family of the planner (see
- * pool_family.h).  Its time is the pool model's own (not a line: chunk
+ * pool_family.c - the `pool` route family of the planner (declared in
+ * families.h).  Its time is the pool model's own (not a line: chunk
  * counts step with size); its footprint, for the sharing groups (eq. Q3),
  * the simulator and --explain, is the pool model's arc loads per byte of
  * bucket at a large size, where the fixed costs no longer count.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/pool_family.h"
+#include "plan/families.h"
 
 /* Sizes the family's line is taken between: large enough that the pool's
  * fixed costs are a few percent of the bandwidth term on every shipped pod. */

@@ -54,19 +54,16 @@ double cp_activation_bytes(const cp_model *m, int elem_bytes, int tp, int recomp
     return kept + ends;
 }
 
-int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out, cp_err *e)
+/* Eq. M1's terms under o->framework, n GPUs sharing one copy of the
+ * sharded states: out->weights, grads, optim, buffers and gathered, for
+ * the whole model on one GPU (no offload, no tensor parallelism yet).
+ * 0, or -1 when out of memory. */
+static int framework_states(const cp_predictor *p, const cp_predict_opts *o, double n,
+                            cp_mem *out)
 {
-    const cp_model *m = p->model;
-    double psi = (double)m->params, g = p->elem_bytes; /* bytes of a weight and a gradient */
-    double K = cp_optimizer_bytes(o->optimizer, p->elem_bytes), n;
+    double psi = (double)p->model->params, g = p->elem_bytes; /* bytes of a weight, a gradient */
+    double K = cp_optimizer_bytes(o->optimizer, p->elem_bytes);
     double cap = cp_zero_bucket_bytes(p, o);
-    memset(out, 0, sizeof *out);
-    out->capacity = p->topo->ngpus > 0 ? p->topo->nodes[p->topo->gpus[0]].capacity_gb * 1e9 : 0;
-    /* GPUs sharing one copy of the sharded states */
-    n = o->framework == CP_FW_FSDP && (o->fsdp_sharding & CP_SHARD_HYBRID) ? p->coll.per_host
-                                                                            : p->topo->ngpus;
-    if (n < 1)
-        n = 1;
     switch (o->framework) {
     case CP_FW_DDP:
         out->weights = psi * g;
@@ -107,9 +104,25 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
         /* a shard of the whole (one GPU to a shard group) is used in place */
         out->gathered = n > 1 ? cp_sharded_gathered_bytes(p, o) : 0;
         if (out->gathered < 0)
-            return cp_fail(e, CP_EINTERNAL, "out of memory");
+            return -1;
         break;
     }
+    return 0;
+}
+
+int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out, cp_err *e)
+{
+    const cp_model *m = p->model;
+    double n;
+    memset(out, 0, sizeof *out);
+    out->capacity = p->topo->ngpus > 0 ? p->topo->nodes[p->topo->gpus[0]].capacity_gb * 1e9 : 0;
+    /* GPUs sharing one copy of the sharded states */
+    n = o->framework == CP_FW_FSDP && (o->fsdp_sharding & CP_SHARD_HYBRID) ? p->coll.per_host
+                                                                            : p->topo->ngpus;
+    if (n < 1)
+        n = 1;
+    if (framework_states(p, o, n, out))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
     if (o->offload == CP_OFFLOAD_POOL) { /* eq. PL8: states, and ZeRO-3/FSDP shards, pooled */
         out->pooled = out->optim;
         if (o->framework == CP_FW_ZERO3 || o->framework == CP_FW_FSDP) {

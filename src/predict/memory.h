@@ -22,7 +22,7 @@
 #ifndef CP_MEMORY_H
 #define CP_MEMORY_H
 
-#include "predict/predict.h"
+#include "predict/predictor.h"
 
 typedef struct cp_mem {
     double weights;   /* bytes per GPU: parameters (or their shard) */

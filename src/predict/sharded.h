@@ -24,12 +24,15 @@
  *   Gradient accumulation: every micro-batch synchronises (eq. Z4), but
  *     under ZeRO-1.
  *
+ * ZeRO's timelines are sharded.c's, FSDP's fsdp.c's (fsdp.h), and the
+ * communication stream both queue on shard_ops.c's (shard_ops.h).
+ *
  * Ownership: as cp_predict (predict.h).
  */
 #ifndef CP_SHARDED_H
 #define CP_SHARDED_H
 
-#include "predict/predict.h"
+#include "predict/predictor.h"
 
 /* Predict strategy s (ring, auto, best: the collective algorithm of every
  * ReduceScatter and AllGather) under o->framework CP_FW_ZERO1,
@@ -37,10 +40,6 @@
  * collnet, ps, proxy, coarse) come back unavailable, with the reason. */
 int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                        int keep_runs, cp_prediction *out, cp_err *e);
-
-/* Eq. Z6: host memory bytes the offloaded optimizer moves per parameter
- * (CP_OPT_ADAM or CP_OPT_SGD, gradients of grad_bytes). */
-double cp_offload_step_bytes(int optimizer, int grad_bytes);
 
 /* ZeRO's reduce bucket in bytes: --bucket-mb, or DeepSpeed's default of
  * CP_ZERO_BUCKET_ELEMS gradients (o->bucket_mb <= 0). */

@@ -53,6 +53,24 @@ static int kind_index(const char *kind)
     return -1;
 }
 
+/* 1 when the plan's GPU-side routes are MPI's AllReduce (plan
+ * --gpu-collective mpi writes algorithm "mpi"). */
+static int plan_uses_mpi(const cpl_plan *plan)
+{
+    size_t b, k;
+    for (b = 0; b < cpl_bucket_count(plan); b++) {
+        cpl_bucket bk;
+        cpl_get_bucket(plan, b, &bk);
+        for (k = 0; k < bk.nroutes; k++) {
+            cpl_route r;
+            cpl_get_route(plan, b, k, &r);
+            if (strcmp(r.kind, "allreduce") == 0 && strcmp(r.algorithm, "mpi") == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* Copy a dense load vector into an op's sparse arrays, scaled. */
 static int set_uses(op *o, const double *load, int n, double scale)
 {
@@ -85,7 +103,10 @@ static int describe(sim *s, op *o, int kind, const char *dev, double *scratch)
         double us = cp_family_time_us(&s->fams, CP_FAM_ALLREDUCE, o->bytes, &how);
         double lat = cp_family_time_us(&s->fams, CP_FAM_ALLREDUCE, 0, &how);
         o->lat_ms = lat / 1e3;
-        if (s->coll.ring_use) {
+        if (s->fams.gpu_mpi) { /* staged through host memory: the family's own load */
+            for (k = 0; k < f->load.nuse; k++)
+                scratch[f->load.arc[k]] = f->load.use[k];
+        } else if (s->coll.ring_use) {
             for (k = 0; k < 2 * t->nlinks; k++)
                 scratch[k] = factor * s->coll.ring_use[k];
         }
@@ -364,6 +385,8 @@ int cp_simulate(const cpl_plan *plan, const cp_topo *t, cp_sim_result *r, cp_err
     rc = cp_coll_build(t, 1, &s.coll, e);
     if (rc == CP_OK) {
         rc = cp_families_build(t, &s.coll, &s.fams, e);
+        if (rc == CP_OK && plan_uses_mpi(plan)) /* --gpu-collective mpi */
+            rc = cp_families_use_mpi(&s.fams, e);
         if (rc == CP_OK) {
             rc = make_ops(&s, e);
             if (rc == CP_OK) {

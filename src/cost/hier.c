@@ -1,0 +1,102 @@
+/*
+ * hier.c - the hierarchical family of the collective model
+ * (coll_internal.h, docs/collectives.md eq. C8): the ring of peers across
+ * hosts (GPU k of every host with GPU k of the others, all n rings at once,
+ * each on S/n) and Horovod's hierarchical AllReduce built on it:
+ * reduce-scatter inside each host, the ring of peers, all-gather inside.
+ *
+ * The ring of peers is shared: NVLS across hosts and CollNet (nvls.c) run
+ * their middle phase on its packing, so coll_peers_build runs before them.
+ *
+ * Cost: one pattern and one closed-form packing (cp_pack of one pattern).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cost/coll_internal.h"
+#include "cost/collective.h"
+
+/* The inter-host step of the hierarchical scheme: GPU k of every host in a
+ * ring with its peers, all n rings at once, each carrying S/n (eq. C8).
+ * Each GPU takes the least-used of its nearest NICs, as NCCL assigns one
+ * NIC per GPU when there are enough. */
+static int inter_pattern(coll_build *b, cp_pattern *p, double *hop_us)
+{
+    int k, q, n = b->n, *used = calloc((size_t)b->nn + 1, sizeof *used);
+    *hop_us = 0;
+    if (!used)
+        return coll_oom(b);
+    coll_clear_load(b);
+    for (k = 0; k < n; k++) {
+        const int *nics;
+        int nc, pick = 0;
+        double x, y;
+        coll_nic_choices(b, k, &nics, &nc);
+        for (q = 1; q < nc; q++)
+            if (used[nics[q]] < used[nics[pick]])
+                pick = q;
+        if (nics[pick] >= 0)
+            used[nics[pick]]++;
+        x = coll_add_inter(b, 0, k, nics[pick], 1, k, nics[pick], 1);
+        y = coll_add_inter(b, 1, k, nics[pick], 0, k, nics[pick], 1);
+        if (x < 0 || y < 0) {
+            free(used);
+            return cp_fail(b->e, CP_EINPUT, "GPU %s has no route to its peer on host 1",
+                           b->win->nodes[b->g[k]].id);
+        }
+        if (x > *hop_us)
+            *hop_us = x;
+    }
+    free(used);
+    return coll_make_pattern(b, NULL, 0, *hop_us, p);
+}
+
+/* Several hosts: the ring of peers packed into b->peers, with its hop
+ * latency and Simple's step cost; nothing on one host. */
+int coll_peers_build(coll_build *b)
+{
+    cp_pattern ip;
+    int rc;
+    if (b->H == 1)
+        return CP_OK;
+    rc = inter_pattern(b, &ip, &b->peer_hop_us);
+    if (rc == CP_OK) {
+        rc = cp_pack(b->win, &ip, 1, &b->peers, b->e);
+        b->peer_simple_us = coll_simple_step(b, &ip, 1, NULL);
+        cp_pattern_free(&ip);
+    }
+    return rc;
+}
+
+/* Horovod's hierarchical AllReduce on several hosts: the one-host rings'
+ * reduce-scatter, the ring of peers on each GPU's 1/n, the one-host rings'
+ * all-gather, one after another (not NCCL's: asked for by name).  The peers
+ * as a double binary tree go to c->peers_tree for hybrid sharding
+ * (cp_coll_peers_us). */
+int coll_hier_build(coll_build *b)
+{
+    cp_coll *c = b->c;
+    if (b->H > 1) {
+        double n = b->n, H = b->H, ihop = b->peer_hop_us, isp = b->peer_simple_us;
+        cp_alg_cost *h = &c->cost[CP_OP_ALLREDUCE][CP_ALG_HIER];
+        double Lr = b->intra_lat, Bi = b->intra.total;
+        double sp = coll_simple_step(b, b->ringpat, b->nrings, &b->intra);
+        h->available = 1;
+        h->ll = 1;
+        h->nphases = 3;
+        coll_set_phase(&h->phase[0], "reduce-scatter in each host", (n - 1) / n * Lr, sp,
+                       (n - 1) / n, Bi, b->n - 1, &b->intra);
+        coll_set_phase(&h->phase[1], "ring of peers across hosts", 2 * (H - 1) * ihop, isp,
+                       2 * (H - 1) / (H * n), b->peers.total, 2 * (b->H - 1), &b->peers);
+        coll_set_phase(&h->phase[2], "all-gather in each host", (n - 1) / n * Lr, sp, (n - 1) / n,
+                       Bi, b->n - 1, &b->intra);
+        { /* the peers as a double binary tree (eq. C6, one GPU a host) */
+            int depth = (int)ceil(log2(H));
+            coll_set_phase(&c->peers_tree, "double binary tree of peers across hosts",
+                           2 * depth * ihop, isp, 2 / n, b->peers.total, 2 * depth, &b->peers);
+        }
+    }
+    coll_unavailable(c, CP_ALG_HIER, b->H > 1 ? "hier is an AllReduce algorithm"
+                                              : "hierarchical AllReduce needs several hosts");
+    return CP_OK;
+}

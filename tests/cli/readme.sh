@@ -1,0 +1,60 @@
+#!/bin/sh
+# readme.sh - the README's examples are real: every "$ ./coarse-plan ..."
+# line of README.md (with its "\" continuation lines) is run, and the
+# indented lines after it, when there are any, must be exactly its standard
+# output.  A command shown without output must still succeed.  Commands run
+# in a temporary directory that sees the shipped models/ and topologies/, so
+# the files they write (gpt2.plan.json) land there.
+#
+# Environment: BIN (the binary, default ./coarse-plan).
+set -u
+BIN=${BIN:-./coarse-plan}
+case "$BIN" in /*) ;; *) BIN="$(pwd)/$BIN" ;; esac
+LC_ALL=C
+export LC_ALL
+root=$(pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/run"
+ln -s "$root/models" "$tmp/run/models"
+ln -s "$root/topologies" "$tmp/run/topologies"
+
+# Split the examples into $tmp/cmd.N (the command, one line) and
+# $tmp/out.N (the output shown, possibly empty).
+awk -v dir="$tmp" '
+    function flush() { if (n) close(dir "/out." n) }
+    /^    \$ \.\/coarse-plan / {
+        flush(); n++; cont = 0
+        line = substr($0, 7)
+        sub(/  +# .*$/, "", line)              # a comment after the command
+        while (line ~ /\\$/ && (getline nxt) > 0) {
+            sub(/\\$/, "", line); sub(/^ +/, "", nxt); line = line nxt
+        }
+        print line > (dir "/cmd." n); close(dir "/cmd." n)
+        printf "" > (dir "/out." n); inout = 1; next
+    }
+    inout && /^    / { print substr($0, 5) > (dir "/out." n); next }
+    { inout = 0 }
+    END { flush(); print n > (dir "/count") }' README.md
+
+n=$(cat "$tmp/count")
+fail=0
+i=1
+while [ "$i" -le "$n" ]; do
+    cmd=$(sed 's|^\./coarse-plan |"$BIN" |' "$tmp/cmd.$i")
+    (cd "$tmp/run" && eval "$cmd") >"$tmp/got.$i" 2>"$tmp/err.$i"
+    status=$?
+    if [ "$status" -ne 0 ]; then
+        echo "FAIL README example $i exits $status: $(cat "$tmp/cmd.$i")"
+        sed 's/^/  /' "$tmp/err.$i" | head -5
+        fail=1
+    elif [ -s "$tmp/out.$i" ] && ! cmp -s "$tmp/out.$i" "$tmp/got.$i"; then
+        echo "FAIL README example $i prints otherwise: $(cat "$tmp/cmd.$i")"
+        diff "$tmp/out.$i" "$tmp/got.$i" | head -10 | sed 's/^/  /'
+        fail=1
+    fi
+    i=$((i + 1))
+done
+[ "$n" -ge 3 ] || { echo "FAIL README: $n examples found (3 expected at least)"; fail=1; }
+[ "$fail" -eq 0 ] && echo "readme: all $n examples run, their output as shown"
+[ "$fail" -eq 0 ]

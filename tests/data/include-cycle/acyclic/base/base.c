@@ -1,0 +1,3 @@
+#include <stdio.h>
+#include "base/base.h"
+#include "base/types.h"

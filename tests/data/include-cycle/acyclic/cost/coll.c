@@ -1,0 +1,2 @@
+#include "cost/internal.h"
+#include "cost/coll.h"

@@ -1,0 +1,1 @@
+typedef struct coll { int n; } coll;

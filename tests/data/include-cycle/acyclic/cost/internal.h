@@ -1,0 +1,2 @@
+/* the private header names coll by its tag instead of including coll.h */
+struct coll;

@@ -1,0 +1,2 @@
+#include "cost/coll.h"
+#include "cost/internal.h"

@@ -1,0 +1,3 @@
+#include "top/top.h"
+#include "left/left.h"
+#include "right/right.h"

@@ -1,0 +1,1 @@
+#include "left/left.h"

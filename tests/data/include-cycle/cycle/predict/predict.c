@@ -1,0 +1,2 @@
+#include "predict/predict.h"
+#include "predict/sharded.h"

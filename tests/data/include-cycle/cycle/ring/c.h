@@ -1,0 +1,1 @@
+  #  include "ring/a.h"
