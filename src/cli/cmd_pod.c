@@ -335,7 +335,9 @@ int cmd_pod(int argc, char **argv)
     opts o;
     cp_outfile out;
     cp_err e;
-    int rc = parse_opts(argc, argv, &o);
+    int rc;
+    memset(&o, 0, sizeof o); /* parse_opts sets every field; cppcheck's CTU wants it here */
+    rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc == CLI_HELP ? CP_OK : rc;
     cp_err_clear(&e);
