@@ -138,6 +138,12 @@ run: deps all
 	    --memdev-gbs 6,12,24,48,96 --memdev-reduce-gbs 6,12,24,48,96 -o reports/memdev-sweep.csv
 	./coarse-plan predict -m models/bert-large.json -t topologies/aws-p3dn.json --hosts 2 \
 	    --compute-ms 300 -s ring,auto,hier --timeline-svg reports/timeline-bert-large-p3dn.svg
+	@# the CXL pool reports (docs/pool.md, "Reports"): Llama-3-8B from its published config
+	./coarse-plan import hf-config tests/data/good/hf/llama-3-8b.json --dtype bf16 \
+	    --seq-len 8192 -o $(BUILD)/llama-3-8b.json
+	./coarse-plan pod -m models/bert-large.json,models/gpt2-medium.json,$(BUILD)/llama-3-8b.json \
+	    -t topologies/hgx-h100-pod.json -o reports/pod.csv --svg reports/pod.svg
+	./coarse-plan pod --collectives -t topologies/cccl-pod.json -o reports/cccl-pod.csv
 	@echo "make run: reports written to reports/"
 
 # ---------------------------------------------------------------- tests

@@ -9,7 +9,8 @@
  * and the global order every GPU and proxy must follow).
  *
  * Link with libcoarseplan.a and -ljansson.  The library needs neither GLPK
- * nor the planner.  Format: docs/plan-format.md ("format": "coarse-plan/1").
+ * nor the planner.  Format: docs/plan-format.md ("format": "coarse-plan/1",
+ * and "coarse-plan/2" for plans with routes through a shared CXL pool).
  *
  * Errors: functions returning int give 0 on success and -1 on failure; when
  * an `err` buffer is passed, it receives one line: "FILE:LINE:COL: what is
@@ -31,6 +32,7 @@ extern "C" {
 #endif
 
 #define CPL_FORMAT "coarse-plan/1"
+#define CPL_FORMAT_POOL "coarse-plan/2"
 
 typedef struct cpl_plan cpl_plan;
 
@@ -50,13 +52,26 @@ typedef struct cpl_tensor {
 
 typedef struct cpl_route {
     int order;             /* global order: process routes by increasing order */
-    const char *kind;      /* "allreduce", "proxy-bw", "proxy-lat", "proxy-ring", "ps" */
+    const char *kind;      /* "allreduce", "proxy-bw", "proxy-lat", "proxy-ring", "ps",
+                            * "pool" (format 2) */
     const char *algorithm; /* e.g. "ring", "nvls", "proxy-bw" */
     int64_t offset;        /* byte range [offset, offset + bytes) of the bucket */
     int64_t bytes;
     int shards;            /* equal shards the range is cut into */
     size_t ndevices;       /* memory devices or CPU sockets involved (0: GPUs only) */
+    size_t npool_slots;    /* "pool" routes: one slot per host (cpl_get_pool_slot); else 0 */
+    int64_t pool_chunk_bytes; /* "pool" routes: interleaving unit over the devices */
 } cpl_route;
+
+/* Where a host publishes its contribution to a "pool" route: bytes at
+ * [offset, offset + bytes) of the pool's shared region, interleaved over
+ * the route's devices in pool_chunk_bytes units (chunk k on device k mod
+ * ndevices); it reads every other host's slot. */
+typedef struct cpl_pool_slot {
+    int host;
+    int64_t offset;
+    int64_t bytes;
+} cpl_pool_slot;
 
 /* Open and validate a plan: structure, byte ranges, orders (deadlock-free). */
 int cpl_open(const char *path, cpl_plan **out, char *err, size_t errlen);
@@ -104,6 +119,10 @@ int cpl_route_device_index(const cpl_plan *p, size_t bucket, size_t route, size_
 /* proxy-ring: the participant device GPU `gpu` pushes to (the plan's
  * `proxies[].ring_clients`), or -1 when the plan does not say. */
 int cpl_ring_home(const cpl_plan *p, int gpu);
+
+/* Slot k of a "pool" route (0 .. npool_slots - 1); -1 when out of range. */
+int cpl_get_pool_slot(const cpl_plan *p, size_t bucket, size_t route, size_t k,
+                      cpl_pool_slot *out);
 
 #ifdef __cplusplus
 }

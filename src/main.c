@@ -28,6 +28,7 @@ static const command commands[] = {
     {"compare", cmd_compare, "every model x topology x strategy as CSV rows"},
     {"import", cmd_import, "convert NCCL XML, nvidia-smi matrices, Hugging Face configs to JSON"},
     {"calibrate", cmd_calibrate, "fit link efficiencies and step latencies to nccl-tests output"},
+    {"pod", cmd_pod, "a CXL pool shared by many hosts: iterations and collectives as CSV"},
 };
 
 static void usage(FILE *f)

@@ -121,7 +121,9 @@ def nvlink_generation(nodes):
 #  - efa-2024: the p5 two-node fit (EFA v2, NCCL 2.20);
 #  - ib-edr / ib-hdr / ib-ndr: NCCL's per-NIC ceilings (NOTES.md).
 FABRIC = {"aws-p5": "efa-2024", "dgx1-v100": "ib-edr", "dgx1-p100": "ib-edr",
-          "dgx-a100": "ib-hdr", "hgx-h100": "ib-ndr"}
+          "dgx-a100": "ib-hdr", "hgx-h100": "ib-ndr",
+          "cccl-pod": "ib-hdr",       # one 200 Gb/s InfiniBand NIC a host
+          "hgx-h100-pod": "ib-ndr"}   # the hgx-h100 host's 400 Gb/s NICs
 
 
 def fabric_for(name):
@@ -202,9 +204,13 @@ class Topo:
         self.note = note
         self.nodes = []
         self.links = []
+        self.pool = None        # a pool block (single-host files that --hosts shares)
+        self.pool_calib = None  # calibration.pool
 
     def node(self, id, kind, note=None, **kw):
         n = {"id": id, "kind": kind}
+        if "host" in kw:
+            n["host"] = kw.pop("host")
         if kind == "gpu" and "tflops" not in kw and kw.get("model") in GPU_TFLOPS:
             kw["tflops"] = GPU_TFLOPS[kw["model"]]
         if kind == "gpu" and "mem_gbs" not in kw and kw.get("model") in GPU_MEM_GBS:
@@ -214,7 +220,8 @@ class Topo:
         if kind == "gpu" and "capacity_gb" not in kw and kw.get("model") in GPU_CAPACITY_GB:
             kw["capacity_gb"] = GPU_CAPACITY_GB[kw["model"]]
         for k in ("model", "mem_gbs", "reduce_gbs", "capacity_gb", "net_gbs",
-                  "net_latency_us", "tflops", "tflops_fp16"):
+                  "net_latency_us", "tflops", "tflops_fp16", "read_gbs", "write_gbs",
+                  "access_latency_us"):
             if k in kw:
                 n[k] = kw.pop(k)
         assert not kw, kw
@@ -243,7 +250,17 @@ class Topo:
         out += ['  ],', '  "links": [']
         out += ['    ' + js(l) + (',' if i + 1 < len(self.links) else '')
                 for i, l in enumerate(self.links)]
-        out += ['  ],', '  "calibration": %s' % js(calibration_for(self.name, nvlink_generation(self.nodes))), '}']
+        cal = calibration_for(self.name, nvlink_generation(self.nodes))
+        if self.pool_calib:
+            cal["pool"] = self.pool_calib
+        out += ['  ],']
+        if self.pool:
+            out += ['  "pool": {']
+            items = list(self.pool.items())
+            out += ['    %s: %s' % (js(k), js(v)) + (',' if i + 1 < len(items) else '')
+                    for i, (k, v) in enumerate(items)]
+            out += ['  },']
+        out += ['  "calibration": %s' % js(cal), '}']
         return '\n'.join(out) + '\n'
 
 
@@ -259,6 +276,8 @@ def num(x):
 def js(v):
     if isinstance(v, dict):
         return '{' + ', '.join('%s: %s' % (js(k), js(x)) for k, x in v.items()) + '}'
+    if isinstance(v, list):
+        return '[' + ', '.join(js(x) for x in v) + ']'
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return json.dumps(num(v))
     return json.dumps(v, ensure_ascii=False)
@@ -823,9 +842,128 @@ def pcie_t4_emu():
         "is an ASSUMPTION, see docs/topologies.md#pcie-t4-emu", (1, 3))
 
 
+# CXL memory pools shared by several hosts (docs/pool.md; every figure's
+# source in docs/topologies.md#cccl-pod and #hgx-h100-pod).
+
+# The CCCL testbed (../shared/data/cxl/README.md): Xu et al., arXiv 2602.22457.
+CCCL_HOSTS = 3
+CCCL_CARDS = 6
+CZ120_MODEL = "Micron CZ120 128 GB (CXL 2.0 Type-3, Gen5 x8)"
+CZ120_CAPACITY_GB = 128
+CZ120_MEM_GBS = 36       # "up to 36 GB/s (2:1 read:write mix)", Micron launch coverage
+PCIE_GEN5_X8 = PCIE_GEN5 / 2   # 24: NCCL's rule (width x speed / 80) for x8
+# Load latency on the shared pool behind the switch 0.658 us against 0.214 us
+# for local DRAM (CCCL, secondhand): the device's DRAM access is taken as the
+# local figure, the rest (0.444 us there and back) as the CXL round trip,
+# split over the two CXL links of a load (host port, device link), each way.
+CXL_POOL_LOAD_US = 0.658
+DRAM_LOAD_US = 0.214
+LAT_CXL_POOL_HOP = round((CXL_POOL_LOAD_US - DRAM_LOAD_US) / 4, 3)   # 0.111
+# H100 copy engines to host memory over Gen5 x16, measured: D2H 52.8, H2D 35
+# GB/s (NVIDIA/nvbandwidth issue 24, ../shared/data/README.md).  A pool's
+# publish is a D2H copy and its pull an H2D copy into the CXL-backed host
+# mapping; these are the copy engines' own rates (upper bounds: the CXL
+# memory is farther than DRAM).
+H100_COPY_D2H = 52.8
+H100_COPY_H2D = 35
+# H100 PCIe 80 GB (NVIDIA datasheet): FP32 51 TFLOP/s, BF16 tensor 756 dense,
+# 2.0 TB/s HBM2e; capacity as the SXM part's 80 GB.
+H100_PCIE = {"model": "H100-PCIe-80GB", "tflops": 51, "tflops_fp16": 756, "mem_gbs": 2000,
+             "capacity_gb": 85.52}
+
+
+def cccl_pod():
+    t = Topo(
+        "cccl-pod",
+        "The CCCL testbed (Xu et al., arXiv 2602.22457; ../shared/data/cxl/README.md): 3 hosts, "
+        "each one Xeon 6960P and one H100 80GB on PCIe Gen5 x16 and one 200 Gb/s InfiniBand "
+        "NIC; each host linked to one XConn TITAN-II CXL 2.0 switch at Gen5 x16; 6 Micron CZ120 "
+        "128 GB cards at Gen5 x8 behind it. Sources in docs/topologies.md#cccl-pod")
+    for h in range(CCCL_HOSTS):
+        first = h == 0
+        t.node("h%d/cpu0" % h, "cpu", host=h, model="Xeon 6960P (72 cores)",
+               mem_gbs=dram_gbs(12, 6400), reduce_gbs=cpu_reduce_gbs(dram_gbs(12, 6400)),
+               note="12x DDR5-6400 channels = 614.4 GB/s peak (Xeon 6900P spec); reduce = 0.8 x "
+                    "614.4 / 3" if first else None)
+        t.node("h%d/gpu0" % h, "gpu", host=h, **H100_PCIE,
+               note="H100 PCIe 80GB datasheet: FP32 51, BF16 756 dense TFLOP/s, 2.0 TB/s"
+                    if first else None)
+        t.node("h%d/nic0" % h, "nic", host=h, model="InfiniBand 200 Gb/s",
+               net_gbs=NET_HDR, net_latency_us=IB_LAT,
+               note="200 Gb/s = 25 GB/s (CCCL baseline: NCCL 2.28 over 200 Gb/s InfiniBand)"
+                    if first else None)
+    t.node("netsw", "net_switch", model="InfiniBand switch",
+           note="one switch joins the three NICs (host 0 nominally: a fabric switch)")
+    t.node("cxlsw", "cxl_switch", model="XConn TITAN-II (CXL 2.0)")
+    for k in range(CCCL_CARDS):
+        t.node("mem%d" % k, "memdev", model=CZ120_MODEL, capacity_gb=CZ120_CAPACITY_GB,
+               mem_gbs=CZ120_MEM_GBS, read_gbs=CZ120_MEM_GBS, write_gbs=CZ120_MEM_GBS,
+               access_latency_us=DRAM_LOAD_US,
+               note="read and write each up to the 36 GB/s the part is rated for (2:1 mix); "
+                    "mem_gbs 36 caps them together; access = local DRAM load latency 0.214 us "
+                    "(CCCL, secondhand); no near-memory reduction" if k == 0 else None)
+    for h in range(CCCL_HOSTS):
+        first = h == 0
+        t.link("h%d/gpu0" % h, "h%d/cpu0" % h, "pcie", PCIE_GEN5, LAT_PCIE,
+               note="H100 on PCIe Gen5 x16: 48 GB/s as NCCL computes it" if first else None)
+        t.link("h%d/nic0" % h, "h%d/cpu0" % h, "pcie", PCIE_GEN5, LAT_PCIE,
+               note="NIC on a Gen5 x16 root port (assumed)" if first else None)
+        t.link("h%d/nic0" % h, "netsw", "net", NET_HDR, IB_LAT / 2,
+               note="half the NIC-to-NIC latency on each side, as --hosts builds" if first
+               else None)
+        t.link("h%d/cpu0" % h, "cxlsw", "cxl", PCIE_GEN5, LAT_CXL_POOL_HOP,
+               note="host port, Gen5 x16 = 48 GB/s by NCCL's rule; latency (0.658 - 0.214) / 4 "
+                    "us (pool load latency minus DRAM, over two links, there and back)"
+               if first else None)
+    for k in range(CCCL_CARDS):
+        t.link("cxlsw", "mem%d" % k, "cxl", PCIE_GEN5_X8, LAT_CXL_POOL_HOP,
+               note="CZ120 at Gen5 x8 = 24 GB/s by NCCL's rule" if k == 0 else None)
+    t.pool_calib = {"copy_gbs": H100_COPY_D2H, "copy_read_gbs": H100_COPY_H2D}
+    return t
+
+
+# The projected pod: HGX H100 hosts sharing a CXL 3.x pool (--hosts 2..64).
+# ASSUMPTIONS, each in docs/topologies.md#hgx-h100-pod: the fabric is seen as
+# one switch (port-based routing over several chips whose inter-switch links
+# are assumed not to bind) with 32 CZ120-class 256 GB cards (8 TB) at Gen5 x8
+# behind it; each CPU socket gives it one Gen5 x16 port: a Sapphire Rapids
+# socket has 80 Gen5 lanes, 64 of them feed the HGX board's four PCIe
+# switches, 16 are left (Intel spec).
+POD_SWITCHES = 1
+POD_CARDS_PER_SWITCH = 32
+POD_CARD_GB = 256
+
+
+def hgx_h100_pod():
+    t = hgx_h100()
+    t.name = "hgx-h100-pod"
+    t.note = ("Projected rack-scale pod: the hgx-h100 host (as hgx-h100.json) with a pool block "
+              "that --hosts N (2 to 64) copies share: a CXL 3.x fabric seen as one switch with 32 "
+              "CZ120-class 256 GB cards at Gen5 x8, each CPU socket with one Gen5 x16 port to it. "
+              "Pool figures are ASSUMPTIONS; see docs/topologies.md#hgx-h100-pod")
+    ports = [{"node": "cpu%d" % sock, "switch": 0, "gbs": PCIE_GEN5,
+              "latency_us": LAT_CXL_POOL_HOP} for sock in range(2)]
+    t.pool = {
+        "note": "ASSUMED (docs/topologies.md#hgx-h100-pod): a CXL 3.x fabric seen as one "
+                "switch; cards as cccl-pod's CZ120 (36 GB/s rated), 256 GB part; one Gen5 x16 "
+                "port per socket (the 16 lanes left of 80); link latencies as cccl-pod's",
+        "switches": POD_SWITCHES,
+        "switch_model": "CXL 3.x fabric (assumed)",
+        "devices_per_switch": POD_CARDS_PER_SWITCH,
+        "device": {"model": "CZ120-class 256 GB (CXL Type-3, Gen5 x8), assumed",
+                   "capacity_gb": POD_CARD_GB, "read_gbs": CZ120_MEM_GBS,
+                   "write_gbs": CZ120_MEM_GBS, "mem_gbs": CZ120_MEM_GBS,
+                   "access_latency_us": DRAM_LOAD_US},
+        "device_link": {"gbs": PCIE_GEN5_X8, "latency_us": LAT_CXL_POOL_HOP},
+        "ports": ports,
+    }
+    t.pool_calib = {"copy_gbs": H100_COPY_D2H, "copy_read_gbs": H100_COPY_H2D}
+    return t
+
+
 MACHINES = [dgx1_v100, dgx1_p100, dgx_a100, hgx_h100, aws_p3_16xlarge, aws_p4d, aws_p3dn, aws_p5,
             pcie_t4, dgx1_v100_cxl, dgx1_p100_cxl, aws_p3_16xlarge_cxl, pcie_t4_cxl,
-            dgx1_v100_emu, dgx1_p100_emu, pcie_t4_emu]
+            dgx1_v100_emu, dgx1_p100_emu, pcie_t4_emu, cccl_pod, hgx_h100_pod]
 
 
 def main(argv):

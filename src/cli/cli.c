@@ -80,6 +80,19 @@ int cli_opt_hook(const char *cmd, char *arg, void *comm_hook)
     return CP_OK;
 }
 
+/* --offload[=cpu|pool]: optimizer states to the CPU (no argument, cpu) or
+ * to the shared CXL pool (cp_predict_opts.offload). */
+int cli_opt_offload(const char *cmd, char *arg, void *offload)
+{
+    if (!arg || strcmp(arg, "cpu") == 0)
+        *(int *)offload = CP_OFFLOAD_CPU;
+    else if (strcmp(arg, "pool") == 0)
+        *(int *)offload = CP_OFFLOAD_POOL;
+    else
+        return cli_usage(cmd, "--offload: expected cpu or pool, got '%s'", arg);
+    return CP_OK;
+}
+
 int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
 {
     if (p->fsdp_wrap_mb != 0 && p->framework != CP_FW_FSDP)
@@ -88,7 +101,10 @@ int cli_settle_framework(const char *cmd, cp_predict_opts *p, int bucket_given)
         return cli_usage(cmd, "--fsdp-sharding is for --framework fsdp");
     if (p->comm_hook && p->framework != CP_FW_DDP)
         return cli_usage(cmd, "--comm-hook is a DDP communication hook (--framework ddp)");
-    if (p->offload && !cp_framework_deepspeed(p->framework))
+    if (p->offload == CP_OFFLOAD_POOL && !cp_framework_sharded(p->framework))
+        return cli_usage(cmd, "--offload pool is for the sharded frameworks (--framework "
+                              "zero1, zero2, zero3 or fsdp)");
+    if (p->offload == CP_OFFLOAD_CPU && !cp_framework_deepspeed(p->framework))
         return cli_usage(cmd, "--offload is DeepSpeed's offload_optimizer (--framework zero1, "
                               "zero2 or zero3)");
     if (!cp_framework_deepspeed(p->framework))

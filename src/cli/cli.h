@@ -28,6 +28,7 @@ int cmd_plan(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_pod(int argc, char **argv); /* cmd_pod.c: the CXL pool reports */
 
 /* Print e when rc is not CP_OK; returns rc (the exit code). */
 int cli_report(int rc, const cp_err *e);
@@ -45,6 +46,7 @@ int cli_opt_framework(const char *cmd, char *arg, void *framework); /* cp_framew
 int cli_opt_wrap(const char *cmd, char *arg, void *fsdp_wrap_mb);   /* double */
 int cli_opt_sharding(const char *cmd, char *arg, void *fsdp_sharding); /* int bits */
 int cli_opt_hook(const char *cmd, char *arg, void *comm_hook);      /* int */
+int cli_opt_offload(const char *cmd, char *arg, void *offload);     /* int CP_OFFLOAD_* */
 
 /* The iteration-model options predict, compare and plan share, as entries
  * of an option table (opt.h) writing into the cp_predict_opts *p. */
@@ -71,10 +73,12 @@ int cli_opt_hook(const char *cmd, char *arg, void *comm_hook);      /* int */
                  "(PyTorch FSDP), zero3 (DeepSpeed ZeRO stage 3 with its default prefetch, "   \
                  "persistence, reuse and bucket sizes) or mirrored (TensorFlow "               \
                  "MirroredStrategy: one pack of every gradient all-reduced after backward)"),  \
-        OPT_FLAG(0, "offload", &(p)->offload,                                                  \
-                 "DeepSpeed offload_optimizer to the CPU (zero1, zero2, zero3): reduced "      \
-                 "shards copied to host memory, the sockets step the optimizer, parameters "   \
-                 "copied back"),                                                               \
+        OPT_CALLBACK_OPTARG(0, "offload", "cpu|pool", &(p)->offload, cli_opt_offload,         \
+                            "DeepSpeed offload_optimizer to the CPU (zero1, zero2, zero3; "    \
+                            "no argument or cpu): reduced shards copied to host memory, the "  \
+                            "sockets step the optimizer, parameters copied back; pool: the "   \
+                            "optimizer states (and under zero3 and fsdp the parameter "        \
+                            "shards) in the shared CXL pool (docs/pool.md)"),                  \
         OPT_CALLBACK(0, "fsdp-wrap", "W", &(p)->fsdp_wrap_mb, cli_opt_wrap,                    \
                      "FSDP units: block (default; one per numbered block, as "                 \
                      "transformer_auto_wrap_policy, the rest in the root unit), layer (every " \

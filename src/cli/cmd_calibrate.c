@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "cli/pool_table.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "cost/calibrate.h"
@@ -34,31 +35,38 @@ static const cli_usage_text usage = {
 typedef struct opts {
     const char *table, *topo, *out;
     int hosts, gpus, alg, json;
+    int pool, xop;   /* -a pool; the operation as a cp_xop */
     cp_coll_op op;
     double launch;   /* < 0: keep the topology's */
 } opts;
 
-/* --op OP (value: cp_coll_op). */
+/* --op OP (value: opts): op the cp_coll_op (allreduce for the operations
+ * only -a pool fits), xop the cp_xop (pool_table.h). */
 static int parse_op(const char *cmd, char *arg, void *value)
 {
+    opts *o = value;
     int k;
-    for (k = 0; k < CP_OPS && strcmp(arg, cp_coll_op_name((cp_coll_op)k)) != 0; k++)
+    for (k = 0; k < CP_XOPS && strcmp(arg, cp_xop_name((cp_xop)k)) != 0; k++)
         ;
-    if (k == CP_OPS)
+    if (k == CP_XOPS)
         return cli_usage(cmd, "--op: unknown operation '%s'", arg);
-    *(cp_coll_op *)value = (cp_coll_op)k;
+    o->op = (cp_coll_op)(k < CP_OPS ? k : 0);
+    o->xop = k;
     return CP_OK;
 }
 
-/* -a ALG (value: int, a cp_coll_alg). */
+/* -a ALG (value: opts): alg a cp_coll_alg, or pool 1 for -a pool. */
 static int parse_alg(const char *cmd, char *arg, void *value)
 {
+    opts *o = value;
     int k;
+    if ((o->pool = strcmp(arg, "pool") == 0))
+        return CP_OK;
     for (k = 0; k < CP_ALGS && strcmp(arg, cp_coll_alg_name((cp_coll_alg)k)) != 0; k++)
         ;
     if (k == CP_ALGS)
         return cli_usage(cmd, "-a: unknown algorithm '%s' (ring, tree, nvls, hier, ps)", arg);
-    *(int *)value = k;
+    o->alg = k;
     return CP_OK;
 }
 
@@ -81,8 +89,13 @@ static int parse_opts(int argc, char **argv, opts *o)
                 "... using the first G GPUs of each (default: all)"),
         OPT_STRING('o', "output", "FILE", &o->out,
                    "write the topology with the fitted calibration block"),
-        OPT_CALLBACK(0, "op", "OP", &o->op, parse_op, "operation measured (default allreduce)"),
-        OPT_CALLBACK('a', "algo", "ALG", &o->alg, parse_alg, "algorithm NCCL used (default ring)"),
+        OPT_CALLBACK(0, "op", "OP", o, parse_op,
+                     "operation measured (default allreduce; with -a pool also reduce, "
+                     "gather, scatter, alltoall)"),
+        OPT_CALLBACK('a', "algo", "ALG", o, parse_alg,
+                     "algorithm NCCL used (default ring), or pool: a table of collectives "
+                     "through a CXL pool, fitting calibration.pool (the busier copy engine's "
+                     "rate, chunk_us; docs/pool.md)"),
         OPT_CALLBACK(0, "launch-us", "US", &o->launch, parse_launch,
                      "fixed launch cost per kernel (default: the topology's, or 5 us when it "
                      "has no calibration block)"),
@@ -100,6 +113,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("calibrate", first >= argc ? "the nccl-tests output file is required"
                                                     : "give one nccl-tests output file");
     o->table = argv[first];
+    if (o->xop >= CP_OPS && !o->pool)
+        return cli_usage("calibrate", "--op %s: only -a pool fits it", cp_xop_name(o->xop));
     if (!o->topo)
         return cli_usage("calibrate", "-t TOPO is required");
     if (o->out && (cp_same_file(o->out, o->topo) || cp_same_file(o->out, o->table)))
@@ -132,6 +147,7 @@ static json_t *calib_json(const cp_calib *c, const char *note)
             json_object_set_new(sub, "simple_us", cli_real(c->kind[k].simple_us, 6));
         json_object_set_new(o, cp_link_kind_name((cp_link_kind)k), sub);
     }
+    cli_pool_calib_json(o, &c->pool);
     return o;
 }
 
@@ -219,12 +235,14 @@ int cmd_calibrate(int argc, char **argv)
     cp_topo *t = NULL;
     cp_nccl_table tab;
     cp_fit fit;
+    cp_pool_fit pfit;
     cp_err e;
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc == CLI_HELP ? CP_OK : rc;
     cp_err_clear(&e);
     memset(&fit, 0, sizeof fit);
+    memset(&pfit, 0, sizeof pfit);
     memset(&tab, 0, sizeof tab);
     rc = cp_nccl_load(o.table, &tab, &e);
     if (rc == CP_OK)
@@ -238,18 +256,26 @@ int cmd_calibrate(int argc, char **argv)
         cp_progress pg;
         cli_meter_start(&mt, "calibrate", 4);
         pg = cli_meter_progress(&mt);
-        rc = cli_blame(cp_calibrate_progress(t, &tab, o.op, o.alg, &fit, &pg, &e), &e, o.table);
+        if (o.pool)
+            rc = cli_blame(cp_pool_calibrate(t, NULL, &tab, (cp_xop)o.xop, &pfit, &e), &e,
+                           o.table);
+        else
+            rc = cli_blame(cp_calibrate_progress(t, &tab, o.op, o.alg, &fit, &pg, &e), &e,
+                           o.table);
         cli_meter_end(&mt);
     }
     if (rc == CP_OK && o.out)
         rc = write_topology(&o, &t->calib, &e);
-    if (rc == CP_OK) {
+    if (rc == CP_OK && o.pool)
+        rc = cli_print_pool_fit(t, &tab, &pfit, o.table, o.json, &e);
+    else if (rc == CP_OK) {
         if (o.json)
             rc = print_fit_json(t, &tab, &fit) ? cp_fail(&e, CP_EINTERNAL, "writing failed") : 0;
         else
             print_fit(&o, t, &tab, &fit);
     }
     cp_fit_free(&fit);
+    cp_pool_fit_free(&pfit);
     cp_nccl_free(&tab);
     cp_topo_free(t);
     return cli_report(rc, &e);

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "cli/cli.h"
+#include "cli/pool_table.h"
 #include "cost/busshare.h"
 #include "core/units.h"
 #include "core/fileio.h"
@@ -21,13 +22,15 @@ static const cli_usage_text usage = {
     "usage: coarse-plan collective -t TOPO [OPTIONS]\n",
     "Predict a collective's time over a range of sizes, in nccl-tests layout: size,\n"
     "count, type, redop, time (us), algbw and busbw (GB/s), and the algorithm.\n",
-    "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (reducescatter, allgather), 1\n"
-    "(broadcast), as nccl-tests documents.  The model: docs/collectives.md.\n"};
+    "busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (reducescatter, allgather,\n"
+    "gather, scatter, alltoall), 1 (broadcast, reduce), as nccl-tests documents.\n"
+    "The model: docs/collectives.md, docs/pool.md.\n"};
 
 typedef struct opts {
     const char *topo, *tuner; /* tuner: --nccl-tuner-conf FILE */
     int hosts, gpus, json, explain, gpt, alg; /* alg -1 = auto */
     int proto;                                /* -1: the faster; else a cp_proto (NCCL_PROTO) */
+    int xop, pool;                            /* a cp_xop (pool_table.h); 1: -a pool */
     cp_coll_op op;
     int64_t minb, maxb;
     long factor;
@@ -43,27 +46,35 @@ static int parse_name(const char *s, const char *const *names, int n)
     return -1;
 }
 
-/* -o OP (value: cp_coll_op). */
+static const char *const ops[] = {"allreduce", "reducescatter", "allgather", "broadcast",
+                                  "reduce",    "gather",        "scatter",   "alltoall"};
+
+/* -o OP (value: opts): op the cp_coll_op (allreduce for the operations
+ * beyond NCCL's four), xop the cp_xop (pool_table.h). */
 static int parse_op(const char *cmd, char *arg, void *value)
 {
-    static const char *const ops[] = {"allreduce", "reducescatter", "allgather", "broadcast"};
-    int k = parse_name(arg, ops, 4);
+    opts *o = value;
+    int k = parse_name(arg, ops, 8);
     if (k < 0)
         return cli_usage(cmd, "-o: unknown operation '%s' (allreduce, reducescatter, "
-                              "allgather, broadcast)", arg);
-    *(cp_coll_op *)value = (cp_coll_op)k;
+                              "allgather, broadcast, reduce, gather, scatter, alltoall)", arg);
+    o->op = (cp_coll_op)(k < CP_OPS ? k : 0);
+    o->xop = k;
     return CP_OK;
 }
 
-/* -a ALG (value: int, -1 for auto). */
+/* -a ALG (value: opts): alg -1 for auto and pool, pool 1 for pool. */
 static int parse_alg(const char *cmd, char *arg, void *value)
 {
-    static const char *const algs[] = {"ring", "tree", "nvls", "hier", "ps", "collnet", "auto"};
-    int k = parse_name(arg, algs, 7);
+    static const char *const algs[] = {"ring", "tree", "nvls", "hier", "ps", "collnet", "auto",
+                                       "pool"};
+    opts *o = value;
+    int k = parse_name(arg, algs, 8);
     if (k < 0)
         return cli_usage(cmd, "-a: unknown algorithm '%s' (ring, tree, nvls, hier, ps, "
-                              "collnet, auto)", arg);
-    *(int *)value = k == 6 ? -1 : k;
+                              "collnet, pool, auto)", arg);
+    o->alg = k >= 6 ? -1 : k;
+    o->pool = k == 7;
     return CP_OK;
 }
 
@@ -136,13 +147,14 @@ static int parse_opts(int argc, char **argv, opts *o)
                 "replicate a single-host topology N times over its NICs"),
         OPT_INT(0, "gpus", "G", &o->gpus, 1, CLI_MAX_GPUS,
                 "use the first G GPUs of each host (default: all)"),
-        OPT_CALLBACK('o', "op", "OP", &o->op, parse_op,
-                     "allreduce (default), reducescatter, allgather, broadcast"),
-        OPT_CALLBACK('a', "algo", "ALG", &o->alg, parse_alg,
+        OPT_CALLBACK('o', "op", "OP", o, parse_op,
+                     "allreduce (default), reducescatter, allgather, broadcast, reduce, "
+                     "gather, scatter, alltoall"),
+        OPT_CALLBACK('a', "algo", "ALG", o, parse_alg,
                      "ring, tree, nvls, hier, ps (parameter server in CPU memory), collnet "
-                     "(in-network reduction, SHARP: needs a reducing network switch), or auto "
-                     "(default: the fastest of NCCL's algorithms per size, as NCCL's tuner "
-                     "picks)"),
+                     "(in-network reduction, SHARP: needs a reducing network switch), pool "
+                     "(through a CXL memory pool, docs/pool.md), or auto (default: the "
+                     "fastest of NCCL's algorithms per size, as NCCL's tuner picks)"),
         OPT_CALLBACK('b', "minbytes", "SIZE", &o->minb, parse_min,
                      "smallest size (default 8); K, M, G suffixes (x1024)"),
         OPT_CALLBACK('e', "maxbytes", "SIZE", &o->maxb, parse_max,
@@ -192,6 +204,13 @@ static int parse_opts(int argc, char **argv, opts *o)
     if (o->explain && o->proto >= 0)
         return cli_usage("collective", "--explain shows both protocols; --proto goes with the "
                                        "table");
+    if ((o->pool || o->xop >= CP_OPS) && o->proto >= 0)
+        return cli_usage("collective", "--proto is NCCL's: it does not apply to -a pool nor "
+                                       "to -o reduce, gather, scatter, alltoall");
+    if (o->xop >= CP_OPS && o->alg >= 0 && !(o->alg == CP_ALG_RING && o->xop == CP_OPS))
+        return cli_usage("collective", "-o %s on the network is %s; or -a pool", ops[o->xop],
+                         o->xop == CP_OPS ? "NCCL's ring: -a ring or auto"
+                                          : "point-to-point sends: -a auto");
     return CP_OK;
 }
 
@@ -419,6 +438,11 @@ int cmd_collective(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc == CLI_HELP ? CP_OK : rc;
+    if (o.pool || o.xop >= CP_OPS) {
+        cli_xopts x = {o.topo, o.hosts, o.gpus, o.gpt, o.xop, o.pool, o.alg == CP_ALG_RING,
+                       o.json, o.explain, o.minb, o.maxb, o.factor, o.typesize};
+        return cli_xcollective(&x);
+    }
     cp_err_clear(&e);
     rc = cp_topo_load_machine(o.topo, o.gpus, o.hosts, &t, &e);
     if (rc)

@@ -60,7 +60,9 @@ static int parse_opts(int argc, char **argv, opts *o)
     const cli_option table[] = {
         OPT_STRING('m', "model", "FILE", &o->model, "model JSON"),
         OPT_STRING('t', "topo", "FILE", &o->topo,
-                   "topology JSON (one host; memory devices optional)"),
+                   "topology JSON (memory devices, a CXL pool optional)"),
+        OPT_INT(0, "hosts", "N", &o->hosts, 1, CP_MAX_HOSTS,
+                "replicate a single-host topology N times (its pool shared)"),
         OPT_STRING('o', "output", "FILE", &o->out, "plan JSON to write (\"-\" for standard output)"),
         OPT_DOUBLE(0, "compute-ms", "T", &p->compute_ms, 1e7,
                    "measured one-GPU iteration time (default: the model's)"),
@@ -82,8 +84,6 @@ static int parse_opts(int argc, char **argv, opts *o)
         OPT_CALLBACK(0, "gpu-collective", "C", &o->p.gpu_mpi, parse_gpu_collective,
                      "the GPU-side family: nccl (default) or mpi, MPI AllReduce staged through "
                      "host memory, as the COARSE paper ran it"),
-        OPT_INT(0, "hosts", "N", &o->hosts, 1, CP_MAX_HOSTS,
-                "replicate a single-host topology N times over its NICs"),
         CLI_QUIET_OPTION("no progress meter on a terminal's standard error"), /* the LP's */
         OPT_END()};
     int first, rc;
@@ -116,6 +116,8 @@ static void print_summary(const opts *o, const cp_plan *p, FILE *f)
                "all-reduced: %.3f ms; LP optimum %.3f ms; lower bound %.3f ms\n",
             p->iteration_ms, p->compute_ms, p->iteration_ms - p->compute_ms,
             p->allreduce_ms, p->lp_iteration_ms, p->lower_bound_ms);
+    if (p->pool_ms >= 0)
+        fprintf(f, "every bucket through the CXL pool: %.3f ms\n", p->pool_ms);
     if (p->lp_gave_up[0])
         fprintf(f, "the LP found no optimum (%s): every bucket on one route family\n",
                 p->lp_gave_up);

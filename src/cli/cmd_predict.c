@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "cli/pool_table.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
@@ -46,7 +47,7 @@ static int parse_list(const char *cmd, char *arg, void *value)
         int k;
         if (cp_strategy_parse(tok, &s))
             return cli_usage(cmd, "-s: unknown strategy '%s' (ring, tree, auto, hier, ps, "
-                             "proxy, coarse, best)", tok);
+                             "proxy, coarse, best, pool)", tok);
         for (k = 0; k < o->nlist; k++)
             if (o->list[k] == s)
                 return cli_usage(cmd, "-s: '%s' given twice", tok);
@@ -149,7 +150,8 @@ static int parse_opts(int argc, char **argv, opts *o)
                      "(Horovod hierarchical), collnet (in-network reduction, SHARP), ps "
                      "(parameter server in CPU memory), proxy and coarse (through memory "
                      "devices), best (fastest per bucket), mpi (MPI AllReduce staged through host "
-                     "memory, named only), coarse-mpi (the COARSE planner with MPI)"),
+                     "memory, named only), coarse-mpi (the COARSE planner with MPI), pool (through the "
+                     "shared CXL pool, docs/pool.md)"),
         OPT_INT(0, "hosts", "N", &o->hosts, 1, CP_MAX_HOSTS,
                 "replicate a single-host topology N times"),
         OPT_INT(0, "gpus", "G", &o->gpus, 1, CLI_MAX_GPUS,
@@ -242,7 +244,7 @@ static int default_list(const cp_predictor *pr, opts *o, int keep_runs, cp_predi
                         cp_err *e)
 {
     static const cp_strategy all[] = {CP_S_RING,  CP_S_TREE,  CP_S_AUTO,   CP_S_HIER, CP_S_COLLNET,
-                                      CP_S_PS,    CP_S_PROXY, CP_S_COARSE, CP_S_BEST};
+                                      CP_S_PS,    CP_S_PROXY, CP_S_COARSE, CP_S_BEST, CP_S_POOL};
     size_t k;
     o->nlist = 0;
     for (k = 0; k < sizeof all / sizeof all[0]; k++) {
@@ -498,7 +500,7 @@ static int whatif(const opts *o, const cp_model *m, const cp_topo *t, const cp_p
         else if (rc == CP_OK)
             printf("%-24s %12s\n", label, "unavailable");
     }
-    return rc;
+    return rc == CP_OK ? cli_pool_whatif(m, t, &o->p, e) : rc;
 }
 
 /* Strategy s on the file's first `gpus` GPUs per host, `hosts` times over:
@@ -701,6 +703,8 @@ static int run(const opts *oin, cp_err *e)
         print_timeline(&o, res);
     else
         print_table(&o, &pr, res, ring_ms, &mem);
+    if (rc == CP_OK && !o.json && !o.csv && !o.timeline)
+        rc = cli_pool_memory_note(&pr, &o.p, &mem, e);
     if (o.whatif) {
         printf("\n");
         rc = whatif(&o, m, t, &res[0], e);

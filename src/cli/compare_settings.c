@@ -57,6 +57,11 @@ int cli_setting_parse(char *spec, cli_setting *s)
     return CP_OK;
 }
 
+/* The families with a bytes_ column: the COARSE paper's five (allreduce ..
+ * ps); the CXL pool's family (CP_FAM_POOL) has none, no paper machine
+ * having a pool. */
+#define PAPER_FAMS (CP_FAM_PS + 1)
+
 /* The planner's share of bytes per family for a planned strategy
  * (proxy, coarse, coarse-mpi) into share[CP_FAMS]; 0 when s is not
  * planned here, 1 when it is, or an error (negative). */
@@ -129,7 +134,7 @@ static int rows(const cli_setting *s, const cp_model *m, const cp_topo *t,
             cp_prediction_free(&p);
             break;
         }
-        for (q = 0; q < CP_FAMS; q++)
+        for (q = 0; q < PAPER_FAMS; q++)
             if (planned)
                 fprintf(f, "%.4f,", share[q]);
             else

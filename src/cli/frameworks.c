@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cost/pool.h"
 #include "plan/plan_predict.h"
 #include "predict/memory.h"
 
@@ -31,9 +32,19 @@ static const variant variants[] = {
     {"mirrored", CP_FW_MIRRORED, 0},
     {"zero2 offload", CP_FW_ZERO2, 0, 1},
     {"zero3 offload", CP_FW_ZERO3, 0, 1},
+    /* machines with a CXL pool only (docs/pool.md, eq. PL8) */
+    {"zero2 offload pool", CP_FW_ZERO2, 0, CP_OFFLOAD_POOL},
+    {"zero3 offload pool", CP_FW_ZERO3, 0, CP_OFFLOAD_POOL},
+    {"fsdp offload pool", CP_FW_FSDP, 0, CP_OFFLOAD_POOL},
 };
 
 #define NVAR (sizeof variants / sizeof variants[0])
+
+/* The pool variants only where there is a pool to offload to. */
+static int skipped(const cp_topo *t, size_t k)
+{
+    return variants[k].offload == CP_OFFLOAD_POOL && !cp_pool_present(t);
+}
 
 /* "yes", "no", or "?" when the GPU's memory is not known. */
 static const char *fits(const cp_mem *m)
@@ -91,6 +102,8 @@ static void print_frameworks(const cp_model *m, const cp_topo *t, const cp_predi
     for (k = 0; k < NVAR; k++) {
         const cp_prediction *p = &res[k];
         char cap[32] = "", maxb[32] = "", sps[32] = ""; /* empty when not known */
+        if (skipped(t, k))
+            continue;
         if (mem[k].capacity > 0)
             snprintf(cap, sizeof cap, "%.2f", mem[k].capacity / 1e9);
         if (mem[k].max_batch >= 0)
@@ -146,6 +159,8 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
         cp_predict_opts o = *base;
         cp_predictor pr;
         memset(&pr, 0, sizeof pr);
+        if (skipped(t, k))
+            continue;
         o.framework = variants[k].fw;
         o.fsdp_sharding = variants[k].sharding;
         o.offload = variants[k].offload;

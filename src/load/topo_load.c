@@ -5,7 +5,9 @@
  * keys and kinds, duplicate node ids, links whose endpoint does not exist or
  * that join a node to itself, bandwidths and latencies that are not positive
  * finite numbers of sane size, capabilities on kinds that cannot have them,
- * and GPUs that cannot reach the others.
+ * and GPUs that cannot reach the others.  The pool (CXL switches, the
+ * memory devices behind them, the hosts' ports, the `pool` block) is read
+ * and checked by pool_load.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "core/strmap.h"
 #include "load/load.h"
 #include "topo/fabrics.h"
+#include "load/pool_load.h"
 
 /* Longest node id, in bytes; ids are printed in tables. */
 #define ID_MAX_BYTES 128
@@ -32,20 +35,23 @@
  * (FLOPs / tflops) overflows to infinity. */
 #define MIN_TFLOPS 1e-3
 
-static const char *const top_keys[] = {"name", "nodes", "links", "calibration", "fabric", NULL};
+static const char *const top_keys[] = {"name", "nodes", "links", "calibration", "fabric",
+                                       "pool", NULL};
 static const char *const fabric_keys[] = {"reduce_gbs", "taper", "note", NULL};
 static const char *const node_keys[] = {"id", "kind", "host", "model", "reduce_gbs",
                                         "mem_gbs", "capacity_gb", "net_gbs",
-                                        "net_latency_us", "tflops", "tflops_fp16", NULL};
+                                        "net_latency_us", "tflops", "tflops_fp16",
+                                        "read_gbs", "write_gbs", "access_latency_us", NULL};
 static const char *const link_keys[] = {"a", "b", "kind", "gbs", "gbs_ba", "latency_us", NULL};
 static const char *const node_kind_names[] = {"gpu", "cpu", "pcie_switch", "nvswitch", "nic",
-                                              "net_switch", "memdev", NULL};
+                                              "net_switch", "memdev", "cxl_switch", NULL};
 static const char *const link_kind_names[] = {"nvlink", "pcie", "cxl", "socket", "upi", "qpi",
                                               "net", NULL};
 static const int link_kind_ids[] = {CP_NVLINK, CP_PCIE, CP_CXL, CP_SOCKET, CP_SOCKET, CP_SOCKET,
                                     CP_NET};
 static const char *const calib_keys[] = {"launch_us", "nvlink", "pcie", "cxl", "socket", "net",
-                                         "nvls_eff", "net_fabric", NULL};
+                                         "nvls_eff", "net_fabric",
+                                         "pool", NULL};
 static const char *const calib_kind_keys[] = {"bw_eff", "step_us", "simple_us", NULL};
 
 /* A number that must be positive (or >= 0 with CP_NONNEG), at least `min` and
@@ -77,7 +83,7 @@ static int check_node_caps(const cp_jdoc *d, cp_err *e, const json_t *obj, const
     if (n->kind != CP_NIC && json_object_get(obj, "net_latency_us"))
         return cp_jdoc_fail(d, e, obj, "net_latency_us", where,
                             "net_latency_us is for nic nodes only");
-    return CP_OK;
+    return cp_pool_check_node_caps(d, e, obj, where, n);
 }
 
 static int read_node(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
@@ -118,7 +124,8 @@ static int read_node(const cp_jdoc *d, cp_err *e, const json_t *obj, const char 
                           "a positive number (peak dense FP32 TFLOP/s)", &n->tflops)) ||
         (rc = get_bounded(d, e, obj, where, "tflops_fp16", 0, MIN_TFLOPS, 1e5,
                           "a positive number (peak dense FP16/BF16 TFLOP/s)",
-                          &n->tflops_fp16)))
+                          &n->tflops_fp16)) ||
+        (rc = cp_pool_read_device(d, e, obj, where, 0, n)))
         return rc;
     return check_node_caps(d, e, obj, where, n);
 }
@@ -239,6 +246,7 @@ static int read_calibration(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_c
     if ((rc = read_net_fabric(d, e, obj, c)))
         return rc;
     if ((rc = cp_jdoc_check_keys(d, e, obj, "calibration", calib_keys)) ||
+        (rc = cp_pool_read_calib(d, e, obj, &c->pool)) ||
         (rc = get_bounded(d, e, obj, "calibration", "launch_us", CP_NONNEG, 0, MAX_LAT_US,
                           "a non-negative number (us per collective call)", &c->launch_us)) ||
         (rc = get_bounded(d, e, obj, "calibration", "nvls_eff", 0, CP_MIN_BW_EFF, 1,
@@ -348,7 +356,8 @@ static int read_topo(const cp_jdoc *d, cp_err *e, cp_topo *t)
         rc = read_links(d, e, links, t, &ids);
     cp_strmap_free(&ids);
     if (rc || (rc = read_calibration(d, e, calib, &t->calib)) ||
-        (rc = record_lines(d, nodes, links, t, e)))
+        (rc = record_lines(d, nodes, links, t, e)) ||
+        (rc = cp_pool_load(d, e, nodes, links, t)))
         return rc;
     if ((rc = cp_topo_index(t, e))) {
         if (rc == CP_EINPUT) {

@@ -12,6 +12,10 @@
 #include "plan/deadlock.h"
 
 #define PLAN_FORMAT "coarse-plan/1"
+/* Plans with routes through a CXL pool: their routes carry "pool" (which
+ * range of the pool each host writes; it reads the others'), which
+ * loaders of format 1 would refuse (docs/plan-format.md). */
+#define PLAN_FORMAT_POOL "coarse-plan/2"
 
 static json_t *real(double x, int d)
 {
@@ -40,7 +44,29 @@ static json_t *route_devices(const cp_plan *p, const cp_plan_route *r)
     return a;
 }
 
-static json_t *bucket_json(const cp_plan *p, int bi)
+/* A pool route's layout: host h writes its contribution to the route's
+ * range at [base + h x bytes, base + (h + 1) x bytes) of the pool's shared
+ * region, its GPUs' pieces in local-rank order, interleaved over the
+ * route's devices in chunk_bytes units; every host reads the others'.
+ * *base advances past the route's H ranges. */
+static json_t *pool_layout(const cp_plan *p, const cp_plan_route *r, int64_t *base)
+{
+    json_t *o = json_object(), *hs = json_array();
+    int h, H = p->topo->nhosts;
+    json_object_set_new(o, "chunk_bytes", json_integer((json_int_t)p->fams.pool->chunk_bytes));
+    for (h = 0; h < H; h++) {
+        json_t *s = json_object();
+        json_object_set_new(s, "host", json_integer(h));
+        json_object_set_new(s, "offset", json_integer(*base + (int64_t)h * r->bytes));
+        json_object_set_new(s, "bytes", json_integer(r->bytes));
+        json_array_append_new(hs, s);
+    }
+    *base += (int64_t)H * r->bytes;
+    json_object_set_new(o, "hosts", hs);
+    return o;
+}
+
+static json_t *bucket_json(const cp_plan *p, int bi, int64_t *pool_base)
 {
     const cp_plan_bucket *b = &p->b[bi];
     json_t *o = json_object(), *ts = json_array(), *rs = json_array();
@@ -75,6 +101,8 @@ static json_t *bucket_json(const cp_plan *p, int bi)
         json_object_set_new(rj, "shards", json_integer(r->shards));
         json_object_set_new(rj, "start_ms", real(r->start_ms, 4));
         json_object_set_new(rj, "finish_ms", real(r->finish_ms, 4));
+        if (r->fam == CP_FAM_POOL)
+            json_object_set_new(rj, "pool", pool_layout(p, r, pool_base));
         json_array_append_new(rs, rj);
     }
     json_object_set_new(o, "tensors", ts);
@@ -139,10 +167,14 @@ json_t *cp_plan_to_json(const cp_plan *p, const cp_plan_inputs *in)
 {
     json_t *root = json_object(), *m = json_object(), *t = json_object(), *s = json_object(),
            *pr = json_object(), *bs = json_array();
-    int bi;
+    int bi, k, pooled = 0;
+    int64_t pool_base = 0;
     if (!root || !m || !t || !s || !pr || !bs)
         return NULL;
-    json_object_set_new(root, "format", json_string(PLAN_FORMAT));
+    for (bi = 0; bi < p->nb; bi++)
+        for (k = 0; k < p->b[bi].nroutes; k++)
+            pooled |= p->b[bi].routes[k].fam == CP_FAM_POOL;
+    json_object_set_new(root, "format", json_string(pooled ? PLAN_FORMAT_POOL : PLAN_FORMAT));
     json_object_set_new(root, "generator", json_string("coarse-plan " CP_VERSION));
     json_object_set_new(m, "name", json_string(p->model->name));
     json_object_set_new(m, "file", json_string(in->model_path));
@@ -175,7 +207,7 @@ json_t *cp_plan_to_json(const cp_plan *p, const cp_plan_inputs *in)
     json_object_set_new(root, "families", families_json(p));
     json_object_set_new(root, "proxies", proxies_json(p));
     for (bi = 0; bi < p->nb; bi++)
-        json_array_append_new(bs, bucket_json(p, bi));
+        json_array_append_new(bs, bucket_json(p, bi, &pool_base));
     json_object_set_new(root, "buckets", bs);
     return root;
 }

@@ -9,7 +9,7 @@
 #include "plan/families.h"
 
 static const char *const fam_names[CP_FAMS] = {"allreduce", "proxy-bw", "proxy-lat",
-                                               "proxy-ring", "ps"};
+                                               "proxy-ring", "ps", "pool"};
 
 const char *cp_fam_name(cp_fam_kind k)
 {
@@ -23,6 +23,10 @@ void cp_families_free(cp_families *fs)
         cp_pattern_free(&fs->f[k].load);
         cp_packing_free(&fs->f[k].pk);
         free(fs->f[k].client_dev);
+    }
+    if (fs->pool) {
+        cp_pool_free(fs->pool);
+        free(fs->pool);
     }
     memset(fs, 0, sizeof *fs);
 }
@@ -561,6 +565,8 @@ int cp_families_build(const cp_topo *t, const cp_coll *c, cp_families *fs, cp_er
     rc = allreduce_family(&b, c, fs);
     if (rc == CP_OK)
         rc = ps_family(&b, c, fs);
+    if (rc == CP_OK)
+        rc = cp_pool_family_build(t, c, fs, b.load, e);
     if (rc == CP_OK && nd > 0 && t->nhosts == 1 && t->ngpus > 1) {
         rc = sharded(&b, c, fs, dev, nd);
         if (rc == CP_OK)
@@ -590,6 +596,10 @@ double cp_family_time_us(const cp_families *fs, cp_fam_kind k, double bytes, con
     double best = -1;
     if (!f->available)
         return -1;
+    if (k == CP_FAM_POOL) {
+        *how = "pool";
+        return cp_pool_family_time_us(fs, bytes);
+    }
     if (k == CP_FAM_PS) {
         *how = "ps";
         return cp_coll_time_us(fs->coll, CP_OP_ALLREDUCE, CP_ALG_PS, bytes);

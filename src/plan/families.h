@@ -35,9 +35,12 @@
 
 #include "cost/collective.h"
 #include "cost/pack.h"
+#include "cost/pool.h"
 
 typedef enum cp_fam_kind {
-    CP_FAM_ALLREDUCE, CP_FAM_PROXY_BW, CP_FAM_PROXY_LAT, CP_FAM_PROXY_RING, CP_FAM_PS, CP_FAMS
+    CP_FAM_ALLREDUCE, CP_FAM_PROXY_BW, CP_FAM_PROXY_LAT, CP_FAM_PROXY_RING, CP_FAM_PS,
+    CP_FAM_POOL,    /* through the shared CXL pool (pool_family.c) */
+    CP_FAMS
 } cp_fam_kind;
 
 /* Most memory devices a family can spread over. */
@@ -64,6 +67,7 @@ typedef struct cp_families {
     cp_family f[CP_FAMS];
     int ngroups;
     int nmemdev;           /* memory devices that can reduce */
+    cp_pool *pool;         /* owned: the CXL pool's model for the pool family, or NULL */
     int gpu_mpi;           /* 1: the allreduce family is MPI's, staged through host
                               memory (cp_families_use_mpi); 0: NCCL's */
 } cp_families;
@@ -80,6 +84,23 @@ void cp_families_free(cp_families *fs);
  * reason when the machine has no host memory path.  Regroups.  CP_OK or
  * CP_EINTERNAL. */
 int cp_families_use_mpi(cp_families *fs, cp_err *e);
+
+/* The `pool` route family (pool_family.c): a bucket's bytes all-reduced
+ * through the machine's shared CXL pool (cost/pool.h), on hosts of several
+ * GPUs in the hierarchical form (reduce-scatter inside each host, the pool
+ * across hosts, all-gather inside: docs/pool.md eq. PL7), so that the LP
+ * can split each bucket between the network's collectives and the pool
+ * (docs/planner.md, "Across hosts").
+ *
+ * Fill fs->f[CP_FAM_POOL] (available only with a pool and several GPUs):
+ * its rate and latency from the pool model's line between 64 MiB and
+ * 1 GiB, its per-byte loads on the pool's links (`load`: CP_NRES scratch),
+ * the pool's devices; builds fs->pool (owned by fs). */
+int cp_pool_family_build(const cp_topo *t, const cp_coll *c, cp_families *fs, double *load,
+                         cp_err *e);
+
+/* Time in us of the pool family on a bucket of `bytes`: the pool model's. */
+double cp_pool_family_time_us(const cp_families *fs, double bytes);
 
 /* --gpu-collective: "nccl" -> 0, "mpi" -> 1 in *gpu_mpi; 0, or -1 for any
  * other name. */

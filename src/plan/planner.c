@@ -346,14 +346,15 @@ double cp_plan_evaluate(cp_plan *p)
     return P;
 }
 
-/* Rebuild routes from per-bucket fractions and evaluate. */
-static int realise(cp_plan *p, int all_allreduce, double *iter)
+/* Rebuild routes from per-bucket fractions (only < 0), or with every byte
+ * on family `only`, and evaluate. */
+static int realise(cp_plan *p, int only, double *iter)
 {
     int bi, f;
     for (bi = 0; bi < p->nb; bi++) {
         double frac[CP_FAMS];
         for (f = 0; f < CP_FAMS; f++)
-            frac[f] = all_allreduce ? (f == CP_FAM_ALLREDUCE) : p->b[bi].x[f];
+            frac[f] = only >= 0 ? (f == only) : p->b[bi].x[f];
         if (shard_bucket(p, bi, frac))
             return -1;
     }
@@ -604,6 +605,8 @@ static void add_copy_back(cp_plan *p, double ms)
     p->lower_bound_ms += ms;
     if (p->allreduce_ms >= 0)
         p->allreduce_ms += ms;
+    if (p->pool_ms >= 0)
+        p->pool_ms += ms;
 }
 
 int cp_plan_build(const cp_predictor *pr, const cp_plan_opts *o, cp_plan *p, cp_err *e)
@@ -638,10 +641,14 @@ int cp_plan_build(const cp_predictor *pr, const cp_plan_opts *o, cp_plan *p, cp_
         cp_plan_free(p);
         return rc;
     }
-    if (p->fams.f[CP_FAM_ALLREDUCE].available && realise(p, 1, &ar_iter))
+    if (p->fams.f[CP_FAM_ALLREDUCE].available && realise(p, CP_FAM_ALLREDUCE, &ar_iter))
         goto oom;
     p->allreduce_ms = ar_iter;
-    if (realise(p, 0, &lp_iter))
+    p->pool_ms = -1;
+    if (o->mode == CP_PLAN_COARSE && p->fams.f[CP_FAM_POOL].available &&
+        realise(p, CP_FAM_POOL, &p->pool_ms))
+        goto oom;
+    if (realise(p, -1, &lp_iter))
         goto oom;
     p->iteration_ms = lp_iter;
     if (p->lp_gave_up[0])
@@ -651,7 +658,16 @@ int cp_plan_build(const cp_predictor *pr, const cp_plan_opts *o, cp_plan *p, cp_
         for (bi = 0; bi < p->nb; bi++)
             for (f = 0; f < CP_FAMS; f++)
                 p->b[bi].x[f] = f == CP_FAM_ALLREDUCE;
-        if (realise(p, 1, &p->iteration_ms))
+        if (realise(p, CP_FAM_ALLREDUCE, &p->iteration_ms))
+            goto oom;
+        lp_iter = p->iteration_ms;
+    }
+    if (p->pool_ms >= 0 && p->pool_ms < lp_iter - 1e-9) {
+        /* the same through the pool alone: the split is never slower */
+        for (bi = 0; bi < p->nb; bi++)
+            for (f = 0; f < CP_FAMS; f++)
+                p->b[bi].x[f] = f == CP_FAM_POOL;
+        if (realise(p, CP_FAM_POOL, &p->iteration_ms))
             goto oom;
     }
     for (bi = 0; bi < p->nb; bi++)

@@ -94,6 +94,7 @@ typedef struct cp_plan {
     double iteration_ms;    /* re-evaluated after sharding */
     double lp_iteration_ms; /* the LP's optimum (fluid, before sharding) */
     double allreduce_ms;    /* every bucket all-reduced, same evaluator */
+    double pool_ms;         /* every bucket through the CXL pool, same evaluator; -1 none */
     double lower_bound_ms;  /* LP-free bound: GPU links must carry the bytes */
     int split_layer;        /* leading layers synchronised mostly by the GPUs */
     double fam_bytes[CP_FAMS]; /* bytes per family */

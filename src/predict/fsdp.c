@@ -226,7 +226,7 @@ int cp_fsdp_run(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o, 
 {
     const cp_model *m = p->model;
     int L = m->nlayers, l, k, K = o->accum_steps > 1 ? o->accum_steps : 1, rc = CP_OK;
-    double stream = 0, t = 0, per = 4.0 * L + 6;
+    double stream = 0, t = 0, per = 4.0 * L * (p->pool_params ? 2 : 1) + 6;
     fsdp_run r;
     fsdp_state f;
     memset(&r, 0, sizeof r);

@@ -123,6 +123,13 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
         n = 1;
     if (framework_states(p, o, n, out))
         return cp_fail(e, CP_EINTERNAL, "out of memory");
+    if (o->offload == CP_OFFLOAD_POOL) { /* eq. PL8: states, and ZeRO-3/FSDP shards, pooled */
+        out->pooled = out->optim;
+        if (o->framework == CP_FW_ZERO3 || o->framework == CP_FW_FSDP) {
+            out->pooled += out->weights;
+            out->weights = 0;
+        }
+    }
     if (o->offload)
         out->optim = 0; /* the optimizer states live in host memory (eq. Z6) */
     if (p->tp > 1) { /* eq. T1: every GPU holds 1/T of every block's tensors */

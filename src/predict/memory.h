@@ -31,6 +31,7 @@ typedef struct cp_mem {
     double buffers;   /* DDP buckets, Horovod's fusion buffer, DeepSpeed's reduce bucket */
     double gathered;  /* parameters and gradients held whole beyond the shard (FSDP, ZeRO-3) */
     double states;    /* the five above */
+    double pooled;    /* --offload pool: bytes per GPU held in the CXL pool instead */
     double activations; /* what the user gave (o->activation_gb) or eq. M2, 0 unknown */
     int act_estimated;  /* 1 when activations is eq. M2's estimate */
     double total;     /* states + activations */

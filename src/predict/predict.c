@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "predict/predict.h"
+#include "predict/pool_hooks.h"
 #include "predict/sharded.h"
 
 #define MIB CP_MIB
@@ -42,7 +43,10 @@ static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, cons
         return ms < 0 ? -1 : ms / 1e3;
     }
     ms = cp_strategy_coll_ms(p, s, CP_OP_ALLREDUCE, bytes, &alg, proto);
-    *how = s == CP_S_MPI ? "mpi" : alg == CP_ALGS ? "none" : cp_coll_alg_name(alg);
+    *how = s == CP_S_MPI    ? "mpi"
+           : s == CP_S_POOL ? "pool"
+           : alg == CP_ALGS ? "none"
+                            : cp_coll_alg_name(alg);
     return ms;
 }
 
@@ -54,6 +58,8 @@ static void why_not(const cp_predictor *p, cp_strategy s, cp_framework f, cp_pre
         snprintf(out->why_not, sizeof out->why_not,
                  "under --tp each GPU all-reduces its 1/T of the gradients with its peers on "
                  "the other hosts: ring, auto or best");
+    else if (s == CP_S_POOL)
+        snprintf(out->why_not, sizeof out->why_not, "%s", cp_pool_strategy_why_not(p));
     else if (s == CP_S_MPI)
         snprintf(out->why_not, sizeof out->why_not, "%s",
                  p->coll.mpi.available ? "the MPI model prices AllReduce only"

@@ -11,10 +11,11 @@
 #include <string.h>
 
 #include "predict/predictor.h"
+#include "predict/pool_hooks.h"
 
 static const char *const strategy_names[CP_STRATEGIES] = {
     "ring", "tree", "auto", "hier", "collnet", "ps", "proxy", "coarse", "best", "mpi",
-    "coarse-mpi"};
+    "coarse-mpi", "pool"};
 
 const char *cp_strategy_name(cp_strategy s)
 {
@@ -278,7 +279,8 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
     } else {
         p->have_coll = 1;
     }
-    if (p->tp > 1 && (rc = add_tensor_parallel(p, o, e))) {
+    if ((rc = cp_pool_predictor_attach(p, like, o, e)) ||
+        (p->tp > 1 && (rc = add_tensor_parallel(p, o, e)))) {
         cp_predictor_free(p);
         return rc;
     }
@@ -288,6 +290,7 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
 
 void cp_predictor_free(cp_predictor *p)
 {
+    cp_pool_predictor_detach(p);
     if (p->have_coll)
         cp_coll_free(&p->coll);
     cp_compute_free(&p->comp);
@@ -320,6 +323,7 @@ double cp_strategy_coll_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op, 
     case CP_S_MPI: /* MPI's AllReduce, staged through host memory (cost/mpi.h) */
         return op == CP_OP_ALLREDUCE ? cp_mpi_allreduce_us(&p->coll.mpi, bytes) / 1e3 : -1;
     case CP_S_AUTO: *alg = cp_coll_best(&p->coll, op, bytes, &us); break;
+    case CP_S_POOL: return (us = cp_pool_strategy_us(p, op, bytes)) < 0 ? -1 : us / 1e3;
     case CP_S_BEST:
         for (a = 0; a < CP_ALGS; a++) {
             double x = cp_coll_time_us(&p->coll, op, (cp_coll_alg)a, bytes);

@@ -23,6 +23,7 @@ typedef enum cp_strategy {
     CP_S_BEST,
     CP_S_MPI,        /* MPI AllReduce staged through host memory (cost/mpi.h) */
     CP_S_COARSE_MPI, /* the COARSE planner with MPI as its GPU-side family */
+    CP_S_POOL,       /* every byte through the shared CXL pool (pool_strategy.h) */
     CP_STRATEGIES
 } cp_strategy;
 
@@ -94,8 +95,10 @@ typedef struct cp_predict_opts {
                                 PyTorch's fused SDPA) (eq. M2); 0 */
     int act_bytes;           /* activation element size of that estimate (autocast over
                                 fp32 weights: 2); 0: the model's dtype */
-    int offload;             /* DeepSpeed offload_optimizer to the CPU (ZeRO-1, -2, -3;
-                                eq. Z6); 0 */
+    int offload;             /* CP_OFFLOAD_CPU: DeepSpeed offload_optimizer to the CPU
+                                (ZeRO-1, -2, -3; eq. Z6); CP_OFFLOAD_POOL: optimizer
+                                states (and under ZeRO-3 and FSDP parameter shards) in
+                                the shared CXL pool (docs/pool.md, eq. PL8); 0 none */
     int tp;                  /* tensor-parallel degree (Megatron-LM, eq. T1): the GPUs of
                                 each host split every block; 0 or 1: none */
     double batch_scale;      /* the per-GPU batch as a multiple of the one the compute
@@ -103,6 +106,10 @@ typedef struct cp_predict_opts {
                                 it, the optimizer step does not; <= 0 or 1: as
                                 measured */
 } cp_predict_opts;
+
+/* cp_predict_opts.offload. */
+#define CP_OFFLOAD_CPU 1
+#define CP_OFFLOAD_POOL 2
 
 /* Optimizers, for their states (eq. M1). */
 #define CP_OPT_ADAM 0
@@ -208,6 +215,10 @@ typedef struct cp_predictor {
                                 micro-batch, inside the compute timeline (eq. T1) */
     int tp;                  /* tensor-parallel degree, 1 without */
     const char *compute_source; /* "measured", "model" or "estimated" (eq. P0) */
+    struct cp_pool *pool;    /* the shared CXL pool's model, or NULL (pool_strategy.h) */
+    int have_pool;           /* 1: pool is owned */
+    int pool_params;         /* --offload pool under ZeRO-3 or FSDP: every all-gather
+                                first pulls each GPU's parameter shard from the pool */
 } cp_predictor;
 
 /* The compute spans of a DDP or Horovod iteration (or a plan's, which

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "predict/pool_hooks.h"
 #include "predict/shard_ops.h"
 
 /* Operations a timeline may hold before it is refused (a few hundred MB). */
@@ -59,6 +60,8 @@ static double scoped_ms(const cp_predictor *p, cp_strategy s, cp_coll_op op,
     if (sc == CP_SC_ALL) {
         us = cp_strategy_coll_ms(p, s, op, bytes, &alg, proto);
         *how = alg == CP_ALGS ? "none" : how_names[op == CP_OP_REDUCESCATTER][alg];
+        if (s == CP_S_POOL)
+            *how = op == CP_OP_REDUCESCATTER ? "reducescatter/pool" : "allgather/pool";
         return us;
     }
     if (s != CP_S_RING && s != CP_S_AUTO && s != CP_S_BEST)
@@ -110,6 +113,11 @@ double cp_shard_issue_in(const cp_predictor *p, cp_strategy s, cp_coll_op op,
         return at;
     if ((d = scoped_ms(p, s, op, sc, bytes, &how, &proto)) < 0)
         return -1;
+    if (op == CP_OP_ALLGATHER && p->pool_params) { /* eq. PL8: each GPU's shard first */
+        double shard = bytes / (sc == CP_SC_ALL ? p->topo->ngpus : p->coll.per_host);
+        at = queue_op(out, cap, stream, at, times * cp_pool_copy_ms(p, shard, 0),
+                      shard * times, 0, "pool->gpu", "-");
+    }
     return queue_op(out, cap, stream, at, d * times, bytes * times, nt, how, proto);
 }
 
@@ -139,6 +147,9 @@ double cp_offload_step_bytes(int optimizer, int grad_bytes)
  * nothing when the optimizer runs on the host (eq. Z6). */
 double cp_shard_gpu_step_ms(const cp_predictor *p, const cp_predict_opts *o, int group)
 {
+    if (o->offload == CP_OFFLOAD_POOL) /* eq. PL8: states to and from the pool around it */
+        return p->comp.optimizer_ms / (group > 0 ? group : 1) +
+               cp_pool_offload_step_ms(p, o, group);
     return o->offload ? 0 : p->comp.optimizer_ms / (group > 0 ? group : 1);
 }
 
@@ -176,7 +187,7 @@ int cp_shard_optimizer_step(const cp_predictor *p, const cp_predict_opts *o, dou
                             double *stream, cp_prediction *out, int cap)
 {
     double start = at > *stream ? at : *stream, cpu;
-    if (!o->offload) {
+    if (o->offload != CP_OFFLOAD_CPU) {
         *stream = start + cp_shard_gpu_step_ms(p, o, p->topo->ngpus);
         return cp_prediction_span(out, start, *stream, CP_SPAN_OPTIMIZER);
     }

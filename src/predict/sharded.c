@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "predict/fsdp.h"
+#include "predict/pool_hooks.h"
 #include "predict/shard_ops.h"
 #include "predict/sharded.h"
 
@@ -46,7 +47,8 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
     for (i = 0; i < bk.n; i++)
         total += bk.b[i].bytes;
     /* reduce-scatters, then the full all-gathers and the rest */
-    if ((rc = cp_shard_alloc_runs(out, keep, bk.n * (o->offload ? 2 : 1), reduces, 3, &n, e))) {
+    if ((rc = cp_shard_alloc_runs(out, keep, bk.n * (o->offload == CP_OFFLOAD_CPU ? 2 : 1),
+                                  reduces, 3, &n, e))) {
         cp_buckets_free(&bk);
         return rc;
     }
@@ -54,8 +56,8 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
      * times are the last micro-batch's, k earlier ones k x micro before */
     for (k = reduces - 1; k >= 0; k--)
         for (i = 0; i < bk.n; i++)
-            if (cp_shard_reduce_bucket(p, s, o->offload, bk.b[i].bytes, bk.b[i].count,
-                                       stage1 ? backward_end : bk.b[i].ready_ms - k * micro,
+            if (cp_shard_reduce_bucket(p, s, o->offload == CP_OFFLOAD_CPU, bk.b[i].bytes,
+                                       bk.b[i].count, stage1 ? backward_end : bk.b[i].ready_ms - k * micro,
                                        &stream, out, n) < 0) {
                 cp_buckets_free(&bk);
                 return 1;
@@ -257,7 +259,7 @@ static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts
 {
     double cap = cp_zero_bucket_bytes(p, o);
     double t = 0, stream = 0;
-    double per = (o->offload ? 4.0 : 3.0) * p->model->nlayers + 3;
+    double per = (o->offload ? 4.0 : 3.0) * p->model->nlayers * (p->pool_params ? 2 : 1) + 3;
     int k, K = o->accum_steps > 1 ? o->accum_steps : 1, rc, cap_runs;
     zero3_state z;
     if ((rc = cp_shard_alloc_runs(out, keep, per, K, 0, &cap_runs, e)))
@@ -266,7 +268,7 @@ static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts
         zero3_free(&z);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
-    z.offload = o->offload;
+    z.offload = o->offload == CP_OFFLOAD_CPU;
     for (k = 0; k < K && rc == CP_OK; k++)
         rc = zero3_micro(p, s, &z, cap, &t, &stream, out, cap_runs);
     if (rc == CP_OK) {
@@ -323,7 +325,7 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
     int rc;
     memset(out, 0, sizeof *out);
     out->strategy = s;
-    if (o->offload && !(p->coll.host_mem_gbs > 0)) {
+    if (o->offload == CP_OFFLOAD_CPU && !(p->coll.host_mem_gbs > 0)) {
         snprintf(out->why_not, sizeof out->why_not,
                  "optimizer offload needs CPU sockets with reduce_gbs (how fast host memory "
                  "streams) on the GPUs' host");
@@ -334,6 +336,12 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
     rc = o->framework == CP_FW_FSDP    ? cp_fsdp_run(p, s, o, keep_runs, out, &end, e)
          : o->framework == CP_FW_ZERO3 ? run_zero3(p, s, o, keep_runs, out, &end, e)
                                        : run_zero2(p, s, o, keep_runs, out, &end, e);
+    if (rc == 1 && s == CP_S_POOL) {
+        cp_prediction_free(out);
+        out->available = 0;
+        snprintf(out->why_not, sizeof out->why_not, "%s", cp_pool_strategy_why_not(p));
+        return CP_OK;
+    }
     if (rc == 1) {
         cp_prediction_free(out);
         out->available = 0;
@@ -348,6 +356,11 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
         return rc;
     out->available = 1;
     out->iteration_ms = end + opt;
+    if (o->offload == CP_OFFLOAD_POOL) { /* eq. PL8: the step's pool copies communicate */
+        double pc = cp_pool_offload_step_ms(p, o, group);
+        out->compute_ms -= pc;
+        out->comm_ms += pc;
+    }
     /* ZeRO-2 and ZeRO-3 step before their last gathers (their spans say so) */
     if (o->framework == CP_FW_FSDP &&
         cp_prediction_span(out, end, out->iteration_ms, CP_SPAN_OPTIMIZER))
@@ -357,4 +370,3 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
         out->exposed_ms = 0;
     return CP_OK;
 }
-

@@ -28,6 +28,7 @@ typedef struct proute {
     cpl_route r;
     double start_ms, finish_ms; /* predicted; 0 when the plan does not say */
     size_t d0, nd;      /* devices dev[d0 .. d0+nd) */
+    const json_t *pool; /* "pool" routes: the layout's hosts array (borrowed from doc) */
 } proute;
 
 struct cpl_plan {
@@ -35,6 +36,8 @@ struct cpl_plan {
     const char *model, *topo, *topo_file, *topo_hash;
     double compute_ms;
     int gpus, split;
+    int version;        /* 1 or 2 (pool routes allowed) */
+    int hosts;          /* topology.hosts: the --hosts the plan was made with; 1 when absent */
     double iteration_ms;
     pbucket *b;
     size_t nb;
@@ -44,7 +47,6 @@ struct cpl_plan {
     size_t nr;
     const char **dev;
     size_t ndev;
-    int hosts;          /* topology.hosts, 1 when absent */
     const char *dtype;  /* model.dtype, or NULL */
     const char **pdev;  /* participant devices: proxies first, then the others */
     size_t npdev;
@@ -63,9 +65,57 @@ static const char *const proxy_keys[] = {"device", "reduce_gbs", "clients", "que
                                          "ring_clients", NULL};
 static const char *const tensor_keys[] = {"name", "offset", "bytes", NULL};
 static const char *const route_keys[] = {"order", "kind", "algorithm", "devices", "offset",
-                                         "bytes", "shards", "start_ms", "finish_ms", NULL};
+                                         "bytes", "shards", "start_ms", "finish_ms", "pool",
+                                         NULL};
 static const char *const route_kinds[] = {"allreduce", "proxy-bw", "proxy-lat", "proxy-ring",
-                                          "ps", NULL};
+                                          "ps", "pool", NULL};
+static const char *const pool_keys[] = {"chunk_bytes", "hosts", NULL};
+static const char *const slot_keys[] = {"host", "offset", "bytes", NULL};
+#define KIND_POOL 5
+
+/* A pool route's layout (format 2): chunk_bytes and one slot per host of
+ * the route's bytes, hosts 0, 1, ... in order. */
+static int read_pool(cpl_plan *p, const json_t *o, const char *where, proute *r, cp_err *e)
+{
+    const json_t *pool = NULL, *hosts = NULL;
+    int64_t chunk = 0;
+    char w[256];
+    size_t k;
+    int rc;
+    if ((rc = cp_jget_object(&p->doc, e, o, where, "pool", CP_REQ, &pool)))
+        return rc;
+    snprintf(w, sizeof w, "%s.pool", where);
+    if ((rc = cp_jdoc_check_keys(&p->doc, e, pool, w, pool_keys)) ||
+        (rc = cp_jget_int(&p->doc, e, pool, w, "chunk_bytes", CP_REQ, 1, INT64_MAX, &chunk)) ||
+        (rc = cp_jget_array(&p->doc, e, pool, w, "hosts", CP_REQ, &hosts)))
+        return rc;
+    if (json_array_size(hosts) == 0)
+        return cp_jdoc_fail(&p->doc, e, pool, "hosts", w, "no host slots");
+    snprintf(w, sizeof w, "%s.pool.hosts", where);
+    for (k = 0; k < json_array_size(hosts); k++) {
+        const json_t *s = json_array_get(hosts, k);
+        int64_t h = 0, off = 0, bytes = 0;
+        char ws[300];
+        cp_jpath_index(ws, sizeof ws, w, k);
+        if (!json_is_object(s))
+            return cp_jdoc_fail(&p->doc, e, s, NULL, ws, "expected a slot object");
+        if ((rc = cp_jdoc_check_keys(&p->doc, e, s, ws, slot_keys)) ||
+            (rc = cp_jget_int(&p->doc, e, s, ws, "host", CP_REQ, 0, 1 << 20, &h)) ||
+            (rc = cp_jget_int(&p->doc, e, s, ws, "offset", CP_REQ, 0, INT64_MAX, &off)) ||
+            (rc = cp_jget_int(&p->doc, e, s, ws, "bytes", CP_REQ, 1, INT64_MAX, &bytes)))
+            return rc;
+        if (h != (int64_t)k)
+            return cp_jdoc_fail(&p->doc, e, s, "host", ws, "slot %zu is host %lld: expected "
+                                "hosts 0, 1, ... in order", k, (long long)h);
+        if (bytes != r->r.bytes)
+            return cp_jdoc_fail(&p->doc, e, s, "bytes", ws, "%lld bytes: each host publishes "
+                                "the route's %lld", (long long)bytes, (long long)r->r.bytes);
+    }
+    r->pool = hosts;
+    r->r.npool_slots = json_array_size(hosts);
+    r->r.pool_chunk_bytes = chunk;
+    return CP_OK;
+}
 
 static void plan_free(cpl_plan *p)
 {
@@ -171,6 +221,17 @@ static int read_route(cpl_plan *p, const json_t *o, const char *where, int64_t *
     if (shards > bytes)
         return cp_jdoc_fail(&p->doc, e, o, "shards", where, "%lld shards of %lld bytes",
                             (long long)shards, (long long)bytes);
+    if (kind == KIND_POOL && p->version < 2)
+        return cp_jdoc_fail(&p->doc, e, o, "kind", where, "pool routes need format \"%s\"",
+                            CPL_FORMAT_POOL);
+    if (kind != KIND_POOL && json_object_get(o, "pool"))
+        return cp_jdoc_fail(&p->doc, e, o, "pool", where, "\"pool\" is for pool routes");
+    r->pool = NULL;
+    r->r.npool_slots = 0;
+    r->r.pool_chunk_bytes = 0;
+    r->r.bytes = bytes;
+    if (kind == KIND_POOL && (rc = read_pool(p, o, where, r, e)))
+        return rc;
     r->r.order = (int)order;
     r->r.kind = route_kinds[kind];
     r->r.offset = offset;
@@ -413,10 +474,11 @@ static int read_plan(cpl_plan *p, cp_err *e)
     int rc;
     if ((rc = cp_jget_str(&p->doc, e, root, "", "format", CP_REQ, 64, &format)))
         return rc;
-    if (strcmp(format, CPL_FORMAT) != 0)
+    p->version = strcmp(format, CPL_FORMAT) == 0 ? 1 : strcmp(format, CPL_FORMAT_POOL) == 0 ? 2 : 0;
+    if (!p->version)
         return cp_jdoc_fail(&p->doc, e, root, "format", "",
-                            "unsupported plan format \"%s\" (this loader reads \"%s\")", format,
-                            CPL_FORMAT);
+                            "unsupported plan format \"%s\" (this loader reads \"%s\" and "
+                            "\"%s\")", format, CPL_FORMAT, CPL_FORMAT_POOL);
     if ((rc = cp_jdoc_check_keys(&p->doc, e, root, "", top_keys)) ||
         (rc = cp_jget_object(&p->doc, e, root, "", "model", CP_REQ, &model)) ||
         (rc = cp_jdoc_check_keys(&p->doc, e, model, "model", model_keys)) ||
@@ -443,8 +505,8 @@ static int read_plan(cpl_plan *p, cp_err *e)
             p->topo_hash = json_string_value(json_object_get(topo, "hash"));
     }
     p->gpus = (int)gpus;
-    p->split = (int)split;
     p->hosts = (int)hosts;
+    p->split = (int)split;
     if (gpus % hosts)
         return cp_jdoc_fail(&p->doc, e, topo, "hosts", "topology",
                             "%lld GPUs do not divide among %lld hosts", (long long)gpus,
@@ -540,6 +602,7 @@ double cp_planfile_compute_ms(const cpl_plan *p) { return p->compute_ms; }
 double cp_planfile_need_ms(const cpl_plan *p, size_t b) { return b < p->nb ? p->b[b].need_ms : 0; }
 const char *cp_planfile_topo_file(const cpl_plan *p) { return p->topo_file; }
 const char *cp_planfile_topo_hash(const cpl_plan *p) { return p->topo_hash; }
+int cp_planfile_topo_hosts(const cpl_plan *p) { return p->hosts; }
 size_t cpl_tensor_count(const cpl_plan *p) { return p->nt; }
 int cpl_host_count(const cpl_plan *p) { return p->hosts; }
 const char *cpl_dtype(const cpl_plan *p) { return p->dtype; }
@@ -663,4 +726,21 @@ const char *cpl_route_device(const cpl_plan *p, size_t bucket, size_t route, siz
         return NULL;
     r = &p->r[p->b[bucket].r0 + route];
     return d < r->nd ? p->dev[r->d0 + d] : NULL;
+}
+
+int cpl_get_pool_slot(const cpl_plan *p, size_t bucket, size_t route, size_t k,
+                      cpl_pool_slot *out)
+{
+    const proute *r;
+    const json_t *s;
+    if (!p || bucket >= p->nb || route >= p->b[bucket].nr)
+        return -1;
+    r = &p->r[p->b[bucket].r0 + route];
+    if (!r->pool || k >= r->r.npool_slots)
+        return -1;
+    s = json_array_get(r->pool, k);
+    out->host = (int)json_integer_value(json_object_get(s, "host"));
+    out->offset = json_integer_value(json_object_get(s, "offset"));
+    out->bytes = json_integer_value(json_object_get(s, "bytes"));
+    return 0;
 }

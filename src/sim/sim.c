@@ -45,7 +45,7 @@ typedef struct sim {
 static int kind_index(const char *kind)
 {
     static const char *const k[CP_FAMS] = {"allreduce", "proxy-bw", "proxy-lat", "proxy-ring",
-                                           "ps"};
+                                           "ps", "pool"};
     int i;
     for (i = 0; i < CP_FAMS; i++)
         if (strcmp(kind, k[i]) == 0)
@@ -125,10 +125,10 @@ static int describe(sim *s, op *o, int kind, const char *dev, double *scratch)
     }
     for (k = 0; k < f->load.nuse; k++)
         scratch[f->load.arc[k]] = f->load.use[k];
-    if (kind == CP_FAM_PS) {
+    if (kind == CP_FAM_PS || kind == CP_FAM_POOL) { /* never faster than their models */
         const char *how;
-        double us = cp_family_time_us(&s->fams, CP_FAM_PS, o->bytes, &how);
-        double lat = cp_family_time_us(&s->fams, CP_FAM_PS, 0, &how);
+        double us = cp_family_time_us(&s->fams, (cp_fam_kind)kind, o->bytes, &how);
+        double lat = cp_family_time_us(&s->fams, (cp_fam_kind)kind, 0, &how);
         o->lat_ms = lat / 1e3;
         if (us > lat)
             o->max_rate = o->bytes / ((us - lat) / 1e3);
@@ -180,7 +180,8 @@ static int make_ops(sim *s, cp_err *e)
             o->stream = kind;
             o->bytes = o->left = (double)r.bytes;
             o->finish = -1;
-            rc = describe(s, o, kind, r.ndevices == 1 && kind != CP_FAM_PS && kind != CP_FAM_PROXY_RING
+            rc = describe(s, o, kind, r.ndevices == 1 && kind != CP_FAM_PS && kind != CP_FAM_PROXY_RING &&
+                                      kind != CP_FAM_POOL
                                           ? cpl_route_device(s->plan, b, k, 0)
                                           : NULL,
                           scratch);

@@ -8,7 +8,7 @@
 #include "topo/topo.h"
 
 static const char *const node_kind_names[CP_NODE_KINDS] = {
-    "gpu", "cpu", "pcie_switch", "nvswitch", "nic", "net_switch", "memdev"};
+    "gpu", "cpu", "pcie_switch", "nvswitch", "nic", "net_switch", "memdev", "cxl_switch"};
 static const char *const link_kind_names[CP_LINK_KINDS] = {"nvlink", "pcie", "cxl", "socket",
                                                            "net"};
 
@@ -36,6 +36,7 @@ cp_topo *cp_topo_new(const char *name)
     for (k = 0; k < CP_LINK_KINDS; k++)
         t->calib.kind[k].bw_eff = 1.0;
     t->calib.nvls_eff = 1.0;
+    t->calib.pool.chunk_us = -1; /* derived: launch + doorbell */
     return t;
 }
 
@@ -181,6 +182,9 @@ int cp_topo_unreachable_gpu(const cp_topo *t)
     seen[t->gpus[0]] = 1;
     while (head < tail) {
         int v = queue[head++], k;
+        /* a CXL switch joins hosts to memory, not to each other */
+        if (t->nodes[v].kind == CP_CXL_SWITCH)
+            continue;
         for (k = t->adj_off[v]; k < t->adj_off[v + 1]; k++) {
             int w = cp_arc_head(t, t->adj_arc[k]);
             if (!seen[w]) {
@@ -350,35 +354,33 @@ done:
     return rc;
 }
 
-/* Copy node `src` into `dst` as host h with a prefixed id. */
+/* Copy node `src` into `dst` as host h with a prefixed id, every other
+ * field as it is. */
 static int copy_node(cp_topo *dst, const cp_node *src, int h)
 {
     char id[320];
+    char *own;
     int k;
     snprintf(id, sizeof id, "h%d/%s", h, src->id);
     k = cp_topo_add_node(dst, id, src->kind, h);
     if (k < 0)
         return -1;
-    dst->nodes[k].reduce_gbs = src->reduce_gbs;
-    dst->nodes[k].mem_gbs = src->mem_gbs;
-    dst->nodes[k].capacity_gb = src->capacity_gb;
-    dst->nodes[k].net_gbs = src->net_gbs;
-    dst->nodes[k].net_lat_us = src->net_lat_us;
-    dst->nodes[k].tflops = src->tflops;
-    dst->nodes[k].tflops_fp16 = src->tflops_fp16;
-    dst->nodes[k].src_line = src->src_line;
+    own = dst->nodes[k].id;
+    dst->nodes[k] = *src;
+    dst->nodes[k].id = own;
+    dst->nodes[k].host = h;
+    dst->nodes[k].model = NULL;
     if (src->model && !(dst->nodes[k].model = strdup(src->model)))
         return -1;
     return k;
 }
 
-/* Add host h's copy of every node and link of src, and its NIC uplinks. */
-/* An oversubscribed network: host h's NICs (nodes base + i) join a leaf
+/* An oversubscribed network: host h's NICs (nodes map[i]) join a leaf
  * switch of their own, whose uplink to the spine `sw` carries the NICs'
  * summed rate / taper.  A quarter of each NIC-to-NIC latency on each of the
  * four hops (the uplinks at the fastest NIC's).  The leaf sums data as the
  * spine does (SHARP aggregates at every level). */
-static int add_leaf(cp_topo *dst, const cp_topo *src, int h, int base, int sw)
+static int add_leaf(cp_topo *dst, const cp_topo *src, int h, const int *map, int sw)
 {
     char id[64];
     double sum = 0, lat = -1;
@@ -394,7 +396,7 @@ static int add_leaf(cp_topo *dst, const cp_topo *src, int h, int base, int sw)
         sum += n->net_gbs;
         if (lat < 0 || n->net_lat_us < lat)
             lat = n->net_lat_us;
-        if (cp_topo_add_link(dst, base + i, leaf, CP_NET, n->net_gbs, n->net_gbs,
+        if (cp_topo_add_link(dst, map[i], leaf, CP_NET, n->net_gbs, n->net_gbs,
                              n->net_lat_us / 4) < 0)
             return -1;
     }
@@ -402,29 +404,59 @@ static int add_leaf(cp_topo *dst, const cp_topo *src, int h, int base, int sw)
                             sum / src->fabric_taper, lat / 4) < 0 ? -1 : 0;
 }
 
-static int add_host(cp_topo *dst, const cp_topo *src, int h, int sw)
+/* Host h's copies of src's nodes and links, and its NIC uplinks.  Pool
+ * nodes (host -1: a CXL switch and the devices behind it) are shared: they
+ * were copied once, to pool[i], and host h's ports link to those copies;
+ * links inside the pool were copied once too.  map: scratch, one per node. */
+static int add_host(cp_topo *dst, const cp_topo *src, int h, int sw, const int *pool, int *map)
 {
-    int i, base = dst->nnodes;
+    int i;
     for (i = 0; i < src->nnodes; i++)
-        if (copy_node(dst, &src->nodes[i], h) < 0)
+        if ((map[i] = src->nodes[i].host < 0 ? pool[i] : copy_node(dst, &src->nodes[i], h)) < 0)
             return -1;
     for (i = 0; i < src->nlinks; i++) {
         const cp_link *l = &src->links[i];
-        int k = cp_topo_add_link(dst, base + l->a, base + l->b, l->kind, l->gbs[0], l->gbs[1],
-                                 l->lat_us);
+        int k;
+        if (src->nodes[l->a].host < 0 && src->nodes[l->b].host < 0)
+            continue;
+        k = cp_topo_add_link(dst, map[l->a], map[l->b], l->kind, l->gbs[0], l->gbs[1],
+                             l->lat_us);
         if (k < 0)
             return -1;
         dst->links[k].src_line = l->src_line;
     }
     if (src->fabric_taper > 1)
-        return add_leaf(dst, src, h, base, sw);
+        return add_leaf(dst, src, h, map, sw);
     for (i = 0; i < src->nnodes; i++) {
         const cp_node *n = &src->nodes[i];
         /* half the NIC-to-NIC latency on each side of the switch */
         if (n->kind == CP_NIC &&
-            cp_topo_add_link(dst, base + i, sw, CP_NET, n->net_gbs, n->net_gbs,
+            cp_topo_add_link(dst, map[i], sw, CP_NET, n->net_gbs, n->net_gbs,
                              n->net_lat_us / 2) < 0)
             return -1;
+    }
+    return 0;
+}
+
+/* The pool's nodes (host -1) and the links among them, once, under their
+ * own ids; pool[i] is node i's copy (-1 for host nodes). */
+static int add_pool(cp_topo *dst, const cp_topo *src, int *pool)
+{
+    int i;
+    for (i = 0; i < src->nnodes; i++) {
+        pool[i] = -1;
+        if (src->nodes[i].host < 0 && (pool[i] = copy_node_same(dst, &src->nodes[i])) < 0)
+            return -1;
+    }
+    for (i = 0; i < src->nlinks; i++) {
+        const cp_link *l = &src->links[i];
+        int k;
+        if (src->nodes[l->a].host >= 0 || src->nodes[l->b].host >= 0)
+            continue;
+        if ((k = cp_topo_add_link(dst, pool[l->a], pool[l->b], l->kind, l->gbs[0], l->gbs[1],
+                                  l->lat_us)) < 0)
+            return -1;
+        dst->links[k].src_line = l->src_line;
     }
     return 0;
 }
@@ -433,7 +465,7 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
 {
     cp_topo *t;
     char name[300];
-    int h, sw, rc, bad;
+    int h, sw, rc, bad, *pool, *map;
 
     *out = NULL;
     if (nhosts < 1 || nhosts > CP_MAX_HOSTS)
@@ -455,13 +487,20 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
     t = topo_like(src, name);
     if (!t)
         return cp_fail(e, CP_EINTERNAL, "out of memory");
-    sw = cp_topo_add_node(t, "netsw", CP_NET_SWITCH, -1);
-    if (sw < 0)
+    pool = malloc(2 * ((size_t)src->nnodes + 1) * sizeof *pool);
+    map = pool + src->nnodes + 1;
+    sw = pool ? cp_topo_add_node(t, "netsw", CP_NET_SWITCH, -1) : -1;
+    if (sw < 0 || add_pool(t, src, pool)) {
+        free(pool);
         goto oom;
+    }
     t->nodes[sw].reduce_gbs = src->fabric_reduce_gbs;
     for (h = 0; h < nhosts; h++)
-        if (add_host(t, src, h, sw))
+        if (add_host(t, src, h, sw, pool, map)) {
+            free(pool);
             goto oom;
+        }
+    free(pool);
     rc = cp_topo_index(t, e);
     if (rc) {
         cp_topo_free(t);

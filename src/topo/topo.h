@@ -3,8 +3,10 @@
  * joined by full-duplex links.
  *
  * Nodes are GPUs, CPU sockets, PCIe switches, NVSwitches, NICs, network
- * switches and memory devices (CXL-class expanders that can reduce
- * gradients near memory).  A link joins two nodes and carries `gbs[0]` GB/s
+ * switches, memory devices (CXL-class expanders that can reduce gradients
+ * near memory) and CXL switches.  A CXL switch and the memory devices
+ * behind it form a *pool* shared by every host linked to the switch; its
+ * nodes belong to no host (host -1).  A link joins two nodes and carries `gbs[0]` GB/s
  * (1e9 bytes/s) from a to b and `gbs[1]` from b to a at the same time, with a
  * one-way latency.  Each direction of a link is an *arc*: arc 2k is link k
  * a->b, arc 2k+1 is b->a; the planner's capacity rows are per arc.
@@ -27,7 +29,7 @@
 
 typedef enum cp_node_kind {
     CP_GPU, CP_CPU, CP_PCIE_SWITCH, CP_NVSWITCH, CP_NIC, CP_NET_SWITCH, CP_MEMDEV,
-    CP_NODE_KINDS
+    CP_CXL_SWITCH, CP_NODE_KINDS
 } cp_node_kind;
 
 typedef enum cp_link_kind {
@@ -37,7 +39,8 @@ typedef enum cp_link_kind {
 typedef struct cp_node {
     char *id;           /* unique name, owned */
     cp_node_kind kind;
-    int host;           /* which server (0-based); -1 for fabric switches */
+    int host;           /* which server (0-based); -1 for fabric switches and pool nodes
+                         * (CXL switches and the memory devices behind them) */
     char *model;        /* free-text part name ("V100-SXM2-16GB"), owned, may be NULL */
     double reduce_gbs;  /* GB/s of incoming data it can sum; 0 = cannot reduce */
     double mem_gbs;     /* internal memory bandwidth, read+write combined; 0 unknown */
@@ -47,6 +50,9 @@ typedef struct cp_node {
     double tflops;      /* GPUs: peak dense FP32 TFLOP/s (datasheet); 0 unknown */
     double tflops_fp16; /* GPUs: peak dense FP16/BF16 TFLOP/s, tensor cores where the part
                            has them (datasheet); 0 unknown */
+    double read_gbs;    /* memory devices: GB/s the device's memory serves to reads, */
+    double write_gbs;   /* ... and absorbs from writes (mem_gbs caps both together); 0 unknown */
+    double access_lat_us; /* memory devices: load latency at the device, us; 0 unknown */
     int src_line;       /* line in the topology file, 0 if built in memory */
 } cp_node;
 
@@ -76,8 +82,21 @@ typedef struct cp_calib_kind {
                          * uncalibrated (then LL never wins: it has half the bandwidth) */
 } cp_calib_kind;
 
+/* How GPUs move data through a CXL pool (docs/pool.md): one copy engine
+ * per direction per GPU, pipelined in chunks, each chunk paying a fixed
+ * cost (the memcpy's launch and the doorbell that publishes it).  Zeros
+ * mean "derive from the topology" (docs/pool.md, "Defaults"). */
+typedef struct cp_calib_pool {
+    double copy_gbs;    /* one copy engine publishing (GPU to memory), GB/s; 0: the GPU's
+                         * own link */
+    double copy_read_gbs; /* one copy engine pulling (memory to GPU), GB/s; 0: copy_gbs */
+    double chunk_bytes; /* bytes per chunk; 0: CP_POOL_CHUNK_BYTES */
+    double chunk_us;    /* fixed cost of one chunk, us; < 0: launch_us + the doorbell */
+} cp_calib_pool;
+
 typedef struct cp_calib {
     cp_calib_kind kind[CP_LINK_KINDS];
+    cp_calib_pool pool;
     double launch_us;   /* fixed cost of one collective call (kernel launch, setup), us */
     double nvls_eff;    /* NVLS: achieved / effective NVLink rate of its multimem loads and
                          * stores, (0, 1]; 1 when uncalibrated (docs/calibration.md) */
@@ -149,7 +168,8 @@ int cp_topo_add_link(cp_topo *t, int a, int b, cp_link_kind kind, double gbs_ab,
  * there is no GPU. */
 int cp_topo_index(cp_topo *t, cp_err *e);
 
-/* Index of the first GPU that cannot reach gpus[0] over any links, or -1
+/* Index of the first GPU that cannot reach gpus[0] over any links (not
+ * through a CXL switch: the pool joins hosts to memory only), or -1
  * when all GPUs are connected.  Needs cp_topo_index. */
 int cp_topo_unreachable_gpu(const cp_topo *t);
 

@@ -1,0 +1,265 @@
+/*
+ * pool_table.c - `coarse-plan collective` for the CXL pool (-a pool) and for
+ * the operations beyond NCCL's four (-o reduce|gather|scatter|alltoall):
+ * the nccl-tests table, its JSON, and --explain naming the resource that
+ * binds the pool at each size and the network's time beside it.
+ * cmd_collective.c parses the options and hands them over here.  Also what
+ * `calibrate -a pool` prints and writes (cmd_calibrate.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/pool_table.h"
+#include "cost/p2p.h"
+#include "load/load.h"
+
+/* The machine's models: the network's (collective + p2p) and the pool's
+ * when the topology has one. */
+typedef struct models {
+    cp_coll c;
+    cp_p2p p2p;
+    cp_pool pool;
+    int have_pool;
+} models;
+
+/* One row's time and what ran it. */
+static double row(models *m, const cli_xopts *o, double bytes, const char **alg,
+                  cp_pool_why *why)
+{
+    if (o->pool) {
+        *alg = "pool";
+        return cp_pool_time_us(&m->pool, (cp_xop)o->op, bytes, why);
+    }
+    if (o->ring) {
+        *alg = "ring";
+        return cp_coll_time_us(&m->c, CP_OP_BROADCAST, CP_ALG_RING, bytes);
+    }
+    return cp_net_time_us(&m->c, &m->p2p, (cp_xop)o->op, bytes, alg);
+}
+
+static const char *redop(int op)
+{
+    return op == CP_XOP_ALLREDUCE || op == CP_XOP_REDUCESCATTER || op == CP_XOP_REDUCE ? "sum"
+                                                                                      : "none";
+}
+
+static void print_table(models *m, const cli_xopts *o, const cp_topo *t)
+{
+    int64_t s;
+    printf("# coarse-plan collective: %s, %d GPUs (%d host%s x %d), %s, algorithm %s\n",
+           t->name, m->c.nranks, m->c.nhosts, m->c.nhosts == 1 ? "" : "s", m->c.per_host,
+           cp_xop_name((cp_xop)o->op), o->pool ? "pool" : o->ring ? "ring" : "auto");
+    printf("#\n#%12s  %12s  %6s  %6s  %10s  %7s  %7s  %-9s  %s\n", "size", "count", "type",
+           "redop", "time", "algbw", "busbw", "algorithm", o->pool ? "binding" : "protocol");
+    printf("#%12s  %12s  %6s  %6s  %10s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)",
+           "(GB/s)", "(GB/s)");
+    for (s = o->minb; s <= o->maxb; s *= o->factor) {
+        const char *alg;
+        cp_pool_why w;
+        double us = row(m, o, (double)s, &alg, &w);
+        double algbw = us > 0 ? (double)s / (us * 1e3) : 0;
+        printf(" %12lld  %12lld  %6s  %6s  %10.2f  %7.2f  %7.2f  %-9s  %s\n", (long long)s,
+               (long long)(s / o->typesize), o->typesize == 4 ? "float" : "half", redop(o->op),
+               us, algbw, algbw * cp_xop_busbw_factor((cp_xop)o->op, m->c.nranks), alg,
+               o->pool ? cp_pool_res_name(w.bind) : "Simple");
+        if (s > INT64_MAX / o->factor)
+            break;
+    }
+}
+
+static int print_json(models *m, const cli_xopts *o, const cp_topo *t)
+{
+    json_t *root = json_object(), *rows = json_array();
+    int64_t s;
+    json_object_set_new(root, "topology", json_string(t->name));
+    json_object_set_new(root, "operation", json_string(cp_xop_name((cp_xop)o->op)));
+    json_object_set_new(root, "gpus", json_integer(m->c.nranks));
+    json_object_set_new(root, "hosts", json_integer(m->c.nhosts));
+    for (s = o->minb; s <= o->maxb; s *= o->factor) {
+        const char *alg;
+        cp_pool_why w;
+        double us = row(m, o, (double)s, &alg, &w);
+        double algbw = us > 0 ? (double)s / (us * 1e3) : 0;
+        json_t *r = json_object();
+        json_object_set_new(r, "bytes", json_integer(s));
+        json_object_set_new(r, "count", json_integer(s / o->typesize));
+        json_object_set_new(r, "time_us", cli_real(us, 3));
+        json_object_set_new(r, "algbw_gbs", cli_real(algbw, 4));
+        json_object_set_new(r, "busbw_gbs",
+                            cli_real(algbw * cp_xop_busbw_factor((cp_xop)o->op, m->c.nranks), 4));
+        json_object_set_new(r, "algorithm", json_string(alg));
+        if (o->pool)
+            json_object_set_new(r, "binding", json_string(cp_pool_res_name(w.bind)));
+        json_array_append_new(rows, r);
+        if (s > INT64_MAX / o->factor)
+            break;
+    }
+    json_object_set_new(root, "rows", rows);
+    return cli_dump_json(root, stdout);
+}
+
+/* "gpu0", "host link cpu0 -> cxlsw (30.0 GB/s)", "mem0": where a resource
+ * binds. */
+static void where(const cp_topo *t, cp_pool_res k, int at, char *buf, size_t cap)
+{
+    if (at < 0) {
+        snprintf(buf, cap, "-");
+    } else if (k == CP_PRES_LINK) {
+        const cp_link *l = &t->links[at >> 1];
+        snprintf(buf, cap, "%s %s -> %s, %.1f GB/s effective", cp_pool_arc_role(t, at),
+                 t->nodes[cp_arc_tail(t, at)].id, t->nodes[cp_arc_head(t, at)].id,
+                 l->gbs[at & 1] * t->calib.kind[l->kind].bw_eff);
+    } else {
+        snprintf(buf, cap, "%s", t->nodes[at].id);
+    }
+}
+
+static void explain_size(models *m, const cli_xopts *o, const cp_topo *t, double bytes)
+{
+    cp_pool_why w;
+    const char *alg;
+    double us = cp_pool_time_us(&m->pool, (cp_xop)o->op, bytes, &w);
+    double net = cp_net_time_us(&m->c, &m->p2p, (cp_xop)o->op, bytes, &alg);
+    int k;
+    char buf[160];
+    printf("  at %.0f B: %.2f us = launch %.2f + fill %.2f + %s %.2f", bytes, us, w.launch_us,
+           w.fill_us, cp_pool_res_name(w.bind), w.res_us[w.bind]);
+    if (w.intra_us > 0)
+        printf(" + in-host phases %.2f (hierarchical, eq. PL7)", w.intra_us);
+    printf("\n");
+    for (k = 0; k < CP_PRES_KINDS; k++) {
+        if (w.res_where[k] < 0)
+            continue;
+        where(t, (cp_pool_res)k, w.res_where[k], buf, sizeof buf);
+        printf("    %-19s %10.2f us  (%s)%s\n", cp_pool_res_name((cp_pool_res)k), w.res_us[k],
+               buf, (int)w.bind == k ? "  <- binds" : "");
+    }
+    if (w.chunks > 0)
+        printf("    busiest copy-engine stream: %lld chunk%s x %.2f us fixed cost\n", w.chunks,
+               w.chunks == 1 ? "" : "s", w.chunk_us);
+    if (net > 0)
+        printf("    network (%s): %.2f us; the pool is %.2fx %s\n", alg, net,
+               us < net ? net / us : us / net, us < net ? "faster" : "slower");
+}
+
+static void print_explain(models *m, const cli_xopts *o, const cp_topo *t)
+{
+    const cp_pool *p = &m->pool;
+    printf("%s through the pool of %s: %d GPUs (%d host%s), %d device%s, reduction on the %s\n",
+           cp_xop_name((cp_xop)o->op), t->name, p->nranks, p->nhosts,
+           p->nhosts == 1 ? "" : "s", p->ndev, p->ndev == 1 ? "" : "s",
+           p->device_reduces ? "devices" : "GPUs");
+    printf("  copy engine %.1f GB/s publishing, %.1f pulling (gpu %s); chunks of %.0f B, "
+           "%.2f us fixed cost each; doorbell %.2f us; slowest route %.2f us\n",
+           p->copy_gbs[0], p->copy_read_gbs[0], t->nodes[t->gpus[0]].id, p->chunk_bytes,
+           p->chunk_us,
+           p->doorbell_us, p->path_lat_us);
+    explain_size(m, o, t, (double)o->minb);
+    if (o->maxb != o->minb)
+        explain_size(m, o, t, (double)o->maxb);
+}
+
+int cli_xcollective(const cli_xopts *o)
+{
+    models m;
+    cp_topo *t;
+    cp_err e;
+    int rc;
+    memset(&m, 0, sizeof m);
+    cp_err_clear(&e);
+    rc = cp_topo_load_machine(o->topo, o->gpus, o->hosts, &t, &e);
+    if (rc)
+        return cli_report(rc, &e);
+    rc = cli_blame(cp_coll_build(t, o->gpt, &m.c, &e), &e, o->topo);
+    if (rc == CP_OK)
+        rc = cp_p2p_build(t, &m.p2p, &e);
+    if (rc == CP_OK && o->pool)
+        rc = cli_blame(cp_pool_build(t, &m.c, &m.pool, &e), &e, o->topo);
+    m.have_pool = rc == CP_OK && o->pool;
+    if (rc == CP_OK && o->explain && !o->pool)
+        rc = cp_fail(&e, CP_EINPUT, "--explain with -o %s explains -a pool",
+                     cp_xop_name((cp_xop)o->op));
+    if (rc == CP_OK) {
+        if (o->json)
+            rc = print_json(&m, o, t) ? cp_fail(&e, CP_EINTERNAL, "writing output failed")
+                                      : CP_OK;
+        else if (o->explain)
+            print_explain(&m, o, t);
+        else
+            print_table(&m, o, t);
+    }
+    if (m.have_pool)
+        cp_pool_free(&m.pool);
+    cp_p2p_free(&m.p2p);
+    cp_coll_free(&m.c);
+    cp_topo_free(t);
+    return cli_report(rc, &e);
+}
+
+void cli_pool_calib_json(json_t *obj, const cp_calib_pool *p)
+{
+    json_t *sub;
+    if (p->copy_gbs <= 0 && p->copy_read_gbs <= 0 && p->chunk_bytes <= 0 && p->chunk_us < 0)
+        return;
+    sub = json_object();
+    if (p->copy_gbs > 0)
+        json_object_set_new(sub, "copy_gbs", cli_real(p->copy_gbs, 6));
+    if (p->copy_read_gbs > 0)
+        json_object_set_new(sub, "copy_read_gbs", cli_real(p->copy_read_gbs, 6));
+    if (p->chunk_bytes > 0)
+        json_object_set_new(sub, "chunk_bytes", cli_real(p->chunk_bytes, 0));
+    if (p->chunk_us >= 0)
+        json_object_set_new(sub, "chunk_us", cli_real(p->chunk_us, 6));
+    json_object_set_new(obj, "pool", sub);
+}
+
+static int print_fit_json(const cp_topo *t, const cp_nccl_table *tab, const cp_pool_fit *f)
+{
+    json_t *root = json_object(), *rows = json_array(), *cal = json_object();
+    int i;
+    json_object_set_new(root, "topology", json_string(t->name));
+    json_object_set_new(root, "algorithm", json_string("pool"));
+    json_object_set_new(root, "operation", json_string(cp_xop_name(f->op)));
+    cli_pool_calib_json(cal, &t->calib.pool);
+    json_object_set_new(root, "calibration", cal);
+    json_object_set_new(root, "binding", json_string(cp_pool_res_name(f->bind)));
+    for (i = 0; i < tab->nrows; i++) {
+        json_t *r = json_object();
+        json_object_set_new(r, "bytes", json_real(tab->rows[i].bytes));
+        json_object_set_new(r, "measured_us", cli_real(tab->rows[i].time_us, 3));
+        json_object_set_new(r, "predicted_us", cli_real(f->pred_us[i], 3));
+        json_object_set_new(r, "error", cli_real((f->pred_us[i] - tab->rows[i].time_us) /
+                                                     tab->rows[i].time_us, 4));
+        json_array_append_new(rows, r);
+    }
+    json_object_set_new(root, "rows", rows);
+    return cli_dump_json(root, stdout);
+}
+
+int cli_print_pool_fit(const cp_topo *t, const cp_nccl_table *tab, const cp_pool_fit *f,
+                       const char *table, int json, cp_err *e)
+{
+    const char *side = f->read_side ? "copy_read_gbs" : "copy_gbs";
+    int i;
+    if (json)
+        return print_fit_json(t, tab, f) ? cp_fail(e, CP_EINTERNAL, "writing output failed")
+                                         : CP_OK;
+    printf("# calibrate: %s on %s (%d GPUs), %s through the pool\n", table, t->name, t->ngpus,
+           cp_xop_name(f->op));
+    if (f->rate_fitted)
+        printf("# %s: %.3f -> %.3f GB/s (the busier copy-engine stream binds)\n", side,
+               f->rate_before, f->rate_after);
+    else
+        printf("# %s: %.3f kept (%s binds the largest size: the copy engine is not seen)\n",
+               side, f->rate_before, cp_pool_res_name(f->bind));
+    printf("# chunk_us: %.3f -> %.3f; launch_us %.3f held; rms error %.2f%%\n",
+           f->chunk_before, f->chunk_after, t->calib.launch_us, 100 * f->rms_error);
+    printf("#%12s  %12s  %12s  %8s\n", "size (B)", "measured us", "predicted us", "error");
+    for (i = 0; i < tab->nrows; i++) {
+        const cp_nccl_row *r = &tab->rows[i];
+        printf(" %12.0f  %12.2f  %12.2f  %+7.1f%%\n", r->bytes, r->time_us, f->pred_us[i],
+               100 * (f->pred_us[i] - r->time_us) / r->time_us);
+    }
+    return CP_OK;
+}
