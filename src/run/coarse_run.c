@@ -189,6 +189,7 @@ static int run_plan(run_ctx *c, float **bufs, double *t, double *bytes)
         case RUN_PROXY_BW:
         case RUN_PROXY_LAT:
         case RUN_PS: rc = run_star(c, rt, buf); break;
+        case RUN_POOL: rc = run_pool(c, rt, buf); break;
         default: rc = MPI_ERR_OTHER;
         }
         if (buf) /* GPUs: a device waits idle until its GPUs push */
@@ -285,7 +286,8 @@ static int run(const opts *o, int rank, int nranks)
     if ((status = agree(rank, status, &e)) == 0) {
         MPI_Comm_split(MPI_COMM_WORLD, rank < L.gpus ? 0 : MPI_UNDEFINED, rank, &c.gpu_comm);
         run_watchdog_start(rank, o->timeout_s);
-        status = execute(o, &c, bufs);
+        status = run_pool_open(&c) == MPI_SUCCESS ? execute(o, &c, bufs) : 1;
+        run_pool_close(&c);
         run_watchdog_stop();
         if (c.gpu_comm != MPI_COMM_NULL)
             MPI_Comm_free(&c.gpu_comm);

@@ -20,7 +20,7 @@
 #include "run/run.h"
 
 static const char *const kind_names[RUN_KINDS] = {"allreduce", "proxy-bw", "proxy-lat",
-                                                  "proxy-ring", "ps"};
+                                                  "proxy-ring", "ps", "pool"};
 
 int run_fail(run_err *e, int status, const char *fmt, ...)
 {
@@ -150,6 +150,18 @@ static int build_route(const cpl_plan *p, run_layout *L, size_t b, size_t k, int
     if (kind != RUN_ALLREDUCE && rt->ndev == 0)
         return run_fail(e, 2, "bucket %zu route %zu: a %s route needs "
                         "devices", b, k, r.kind);
+    if (kind == RUN_POOL) {
+        if (r.npool_slots == 0 || L->gpus % (int)r.npool_slots != 0)
+            return run_fail(e, 2, "bucket %zu route %zu: a pool route with %zu host slots "
+                            "over %d GPUs (the slots must divide the GPUs)", b, k,
+                            r.npool_slots, L->gpus);
+        if (r.pool_chunk_bytes <= 0)
+            return run_fail(e, 2, "bucket %zu route %zu: pool chunk_bytes %lld is not "
+                            "positive", b, k, (long long)r.pool_chunk_bytes);
+        rt->chunk = (r.pool_chunk_bytes / elem + L->scale / 2) / L->scale;
+        if (rt->chunk < 1)
+            rt->chunk = 1;
+    }
     return 0;
 }
 

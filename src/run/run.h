@@ -8,7 +8,7 @@
  * bucket's flat buffer with small integers (layout.c), every rank walks the
  * routes in the plan's global order and takes part in those that name it
  * (the GPUs are in every route), each route executed by the function of
- * its kind (allreduce.c, star.c, proxy_ring.c); then check.c compares every
+ * its kind (allreduce.c, star.c, proxy_ring.c, pool.c); then check.c compares every
  * GPU's buffers with MPI_Allreduce of the same initial values, bit for bit.
  * The values are small integers, so every summation order gives the same
  * fp32 result and any difference is a routing error, not rounding.
@@ -29,10 +29,9 @@
 
 #include "coarse_plan.h"
 
-/* Route kinds the executor knows, in the order its report lists them.  A
- * pool route kind (docs/runtime.md) is one more value and one function. */
+/* Route kinds the executor knows, in the order its report lists them. */
 typedef enum run_kind {
-    RUN_ALLREDUCE, RUN_PROXY_BW, RUN_PROXY_LAT, RUN_PROXY_RING, RUN_PS, RUN_KINDS
+    RUN_ALLREDUCE, RUN_PROXY_BW, RUN_PROXY_LAT, RUN_PROXY_RING, RUN_PS, RUN_POOL, RUN_KINDS
 } run_kind;
 
 /* An error message for rank 0 to print; status 1 (internal) or 2 (input). */
@@ -56,6 +55,7 @@ typedef struct run_route {
     int64_t off, n;       /* element range [off, off + n) of the scaled bucket */
     int ndev;
     int *dev;             /* [ndev]: world ranks of the route's devices */
+    int64_t chunk;        /* pool routes: the interleaving unit at scale, elements (>= 1) */
 } run_route;
 
 typedef struct run_layout {
@@ -79,6 +79,7 @@ typedef struct run_ctx {
     int64_t sent_bytes;   /* bytes this rank has sent, running total */
     int fallback;         /* set when an allreduce route used MPI_Allreduce */
     int tag_ub;           /* MPI_TAG_UB: star.c tags each shard's messages with its index */
+    struct run_pool *pool; /* pool.c's windows, between run_pool_open and run_pool_close */
 } run_ctx;
 
 /* layout.c ---------------------------------------------------------------- */
@@ -106,6 +107,12 @@ const char *run_kind_name(run_kind k);
 int run_allreduce(run_ctx *c, const run_route *rt, float *buf);   /* allreduce.c */
 int run_star(run_ctx *c, const run_route *rt, float *buf);        /* star.c: proxy-bw, proxy-lat, ps */
 int run_proxy_ring(run_ctx *c, const run_route *rt, float *buf);  /* proxy_ring.c */
+int run_pool(run_ctx *c, const run_route *rt, float *buf);        /* pool.c */
+
+/* pool.c's RMA windows on the device ranks, collective over MPI_COMM_WORLD
+ * (every rank, before the first route and after the last). */
+int run_pool_open(run_ctx *c);
+void run_pool_close(run_ctx *c);
 
 /* Whether the allreduce executor mimics this algorithm in point-to-point
  * (else it calls MPI_Allreduce on the GPUs). */

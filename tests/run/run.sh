@@ -134,6 +134,7 @@ bitexact "resnet50 on two pcie-t4-cxl hosts (tree)" "$H2" 8 8 0 --scale 16
 # its phases (in-host reduce-scatter, peers across hosts, in-host all-gather)
 sed -e 's/"algorithm": "tree"/"algorithm": "hier"/' "$H2" >"$tmp/hier2.json"
 bitexact "resnet50 on two pcie-t4-cxl hosts (hier, edited)" "$tmp/hier2.json" 8 8 0 --scale 16
+grep -q '^allreduce .* hier (5)' "$tmp/out" || bad "hier, edited: the report names hier (5)"
 # the same plan edited to put every bucket on the parameter server in both
 # hosts' sockets: shard s of a route goes to socket s mod 2, 8 GPUs + 2
 sed -e 's/"kind": "allreduce"/"kind": "ps"/' -e 's/"algorithm": "tree"/"algorithm": "ps"/' \
@@ -151,6 +152,48 @@ if [ "$st" -eq 0 ] && grep -q '"bit_exact": true' "$tmp/out" &&
     grep -q '"kind": "allreduce", "routes": 5,' "$tmp/out" &&
     [ "$(grep -c '^  {"order": ' "$tmp/out")" -eq 5 ]; then ok "--json: bit_exact, 5 routes"
 else bad "--json: bit_exact, 5 routes"; cat "$tmp/out"; fi
+
+# devs PLAN: the distinct devices the plan's routes name (one rank each)
+devs() {
+    sed -n '/"devices": \[$/,/\]/p' "$1" | sed -n 's/^ *"\([^"]*\)",*$/\1/p' | sort -u | wc -l
+}
+
+# --- pool routes (format 2): one-sided MPI_Put/MPI_Get into the pool
+# devices' windows, a doorbell per host slot
+CP=$tmp/cccl-pod.json
+plan "$CP" -m models/gpt2.json -t topologies/cccl-pod.json
+# cccl-pod: 3 hosts of one H100 each, 6 CZ120 memory cards behind the CXL
+# switch; the plan puts gpt2's buckets through the pool (3 slots a route)
+grep -q '"format": "coarse-plan/2"' "$CP" && grep -q '"kind": "pool"' "$CP" &&
+    grep -q '"host": 2,' "$CP" || bad "cccl-pod plan has pool routes with 3 host slots"
+cpd=$(devs "$CP")
+[ "$cpd" -ge 6 ] || bad "cccl-pod plan names the 6 pool devices (got $cpd)"
+if [ "$("$RUN" --ranks "$CP")" = $((3 + cpd)) ]; then ok "--ranks: 3 GPUs + $cpd devices"
+else bad "--ranks: 3 GPUs + $cpd devices"; fi
+bitexact "gpt2 on cccl-pod (pool)" "$CP" $((3 + cpd)) 3 "$cpd" --scale 64 --iterations 2
+grep -q '^pool  *[1-9]' "$tmp/out" || bad "cccl-pod: the report counts pool routes"
+# the check is not vacuous on a pool plan either: bucket 12, element 0
+# starts as ((7g + 36) mod 11) - 5 = -2, 5, 1 on GPUs 0-2, sum 4; GPU 1 gets 5
+refused "a corrupted sum after pool routes is caught" 1 \
+    "not bit-exact: GPU 1, bucket 12, tensor 0" $((3 + cpd)) "$CP" --scale 64 --fault 1
+grep -q 'expected 4, got 5' "$tmp/err" || bad "pool fault: expected 4, got 5"
+# a pool route's slots must split the GPUs into equal hosts: two slots
+# (host 2's removed from every route) over 3 GPUs is bad input
+sed -z 's/},\n *{\n *"host": 2,\n[^}]*}\n/}\n/g' "$CP" >"$tmp/slots.json"
+refused "pool slots that do not divide the GPUs" 2 \
+    "a pool route with 2 host slots over 3 GPUs (the slots must divide the GPUs)" \
+    $((3 + cpd)) "$tmp/slots.json" --scale 64
+
+HP=$tmp/hgx-pod.json
+plan "$HP" -m models/gpt2.json -t topologies/hgx-h100-pod.json --hosts 2
+# 2 hosts of 8 H100s sharing a pool of 32 memory devices: the pool route
+# is the hierarchical form (reduce-scatter in the host, the pool across
+# hosts, all-gather in the host), 16 GPUs + 32 devices = 48 ranks
+grep -q '"kind": "pool"' "$HP" && grep -q '"host": 1,' "$HP" || bad "hgx-h100-pod plan has a pool route"
+hpd=$(devs "$HP")
+[ "$hpd" -eq 32 ] || bad "hgx-h100-pod plan names its 32 pool devices (got $hpd)"
+bitexact "gpt2 on two hgx-h100-pod hosts (pool, hierarchical)" "$HP" $((16 + hpd)) 16 "$hpd" \
+    --scale 1024
 
 # --- refusals, before any route moves a byte
 # gpt2's first bucket starts with transformer.ln_f.bias, 768 fp32 = 3072
