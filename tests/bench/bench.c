@@ -254,6 +254,36 @@ static void row_plan(const char *arg, char *res, size_t cap)
     cp_topo_free(t);
 }
 
+/* Plan bert-large on hgx-h100-pod x `arg` hosts sharing the pool: load,
+ * the machine model (the pool's routes among them) and the LP that splits
+ * every bucket between the network and the pool (issue: under 1 s at 64
+ * hosts, near-linear from 4). */
+static void row_plan_pod(const char *arg, char *res, size_t cap)
+{
+    cp_model *m;
+    cp_topo *t;
+    cp_err e;
+    cp_predictor pr;
+    cp_plan p;
+    cp_plan_opts o;
+    double t0 = cp_now_s();
+    if (cp_model_load("models/bert-large.json", &m, &e) ||
+        cp_topo_load_hosts("topologies/hgx-h100-pod.json", atoi(arg), &t, &e))
+        die("load", &e);
+    cp_plan_opts_default(&o);
+    o.pred.compute_ms = 300;
+    if (cp_predictor_init(&pr, m, t, &o.pred, &e) || cp_plan_build(&pr, &o, &p, &e))
+        die("plan", &e);
+    snprintf(res, cap, "%.3f s for load + model + plan on %d GPUs: %d buckets, LP %d rows x %d "
+             "cols; iteration %.2f ms (network alone %.2f, pool alone %.2f)",
+             cp_now_s() - t0, t->ngpus, p.nb, p.lp_rows, p.lp_cols, p.iteration_ms,
+             p.allreduce_ms, p.pool_ms);
+    cp_plan_free(&p);
+    cp_predictor_free(&pr);
+    cp_model_free(m);
+    cp_topo_free(t);
+}
+
 static const row rows[] = {
     {"load models/resnet50.json", row_load, "models/resnet50.json"},
     {"load models/gpt2-medium.json", row_load, "models/gpt2-medium.json"},
@@ -270,6 +300,9 @@ static const row rows[] = {
     {"plan gpt2 on dgx1-v100-cxl", row_plan, "1"},
     {"plan gpt2 x10 on dgx1-v100-cxl", row_plan, "10"},
     {"plan gpt2 x100 on dgx1-v100-cxl", row_plan, "100"},
+    {"plan bert-large hgx-h100-pod --hosts 4", row_plan_pod, "4"},
+    {"plan bert-large hgx-h100-pod --hosts 16", row_plan_pod, "16"},
+    {"plan bert-large hgx-h100-pod --hosts 64", row_plan_pod, "64"},
 };
 
 /* Run one row in a child; print its result and the child's peak RSS. */
