@@ -130,3 +130,13 @@ json_t *cli_real(double x, int decimals)
 {
     return json_real(cp_round(x, decimals));
 }
+
+json_t *cli_fit_row(double bytes, double measured_us, double predicted_us)
+{
+    json_t *r = json_object();
+    json_object_set_new(r, "bytes", json_real(bytes));
+    json_object_set_new(r, "measured_us", cli_real(measured_us, 3));
+    json_object_set_new(r, "predicted_us", cli_real(predicted_us, 3));
+    json_object_set_new(r, "error", cli_real((predicted_us - measured_us) / measured_us, 4));
+    return r;
+}

@@ -118,4 +118,9 @@ int cli_frameworks(const cp_model *m, const cp_topo *t, const cp_predict_opts *b
 /* A JSON real rounded to `decimals` places (new reference). */
 json_t *cli_real(double x, int decimals);
 
+/* One row of a calibration's fit, {"bytes","measured_us","predicted_us",
+ * "error"} (new reference): what calibrate --json prints for rings and
+ * for the pool alike. */
+json_t *cli_fit_row(double bytes, double measured_us, double predicted_us);
+
 #endif

@@ -42,7 +42,7 @@ static int plan_topology(const cpl_plan *p, const char *plan_path, cp_topo **t, 
         return cp_fail_at(e, CP_EINPUT, plan_path, 0, 0, "topology.hash",
                           "%s changed since the plan was made (hash %s, plan says %s): re-plan, "
                           "or give -t to replay anyway", file, have, want);
-    return cp_topo_load_hosts(file, cp_planfile_topo_hosts(p), t, e);
+    return cp_topo_load_hosts(file, cpl_host_count(p), t, e);
 }
 
 /* Resources by decreasing utilisation, at most n of them (selection: n is

@@ -225,12 +225,7 @@ static int print_fit_json(const cp_topo *t, const cp_nccl_table *tab, const cp_p
     json_object_set_new(root, "calibration", cal);
     json_object_set_new(root, "binding", json_string(cp_pool_res_name(f->bind)));
     for (i = 0; i < tab->nrows; i++) {
-        json_t *r = json_object();
-        json_object_set_new(r, "bytes", json_real(tab->rows[i].bytes));
-        json_object_set_new(r, "measured_us", cli_real(tab->rows[i].time_us, 3));
-        json_object_set_new(r, "predicted_us", cli_real(f->pred_us[i], 3));
-        json_object_set_new(r, "error", cli_real((f->pred_us[i] - tab->rows[i].time_us) /
-                                                     tab->rows[i].time_us, 4));
+        json_t *r = cli_fit_row(tab->rows[i].bytes, tab->rows[i].time_us, f->pred_us[i]);
         json_array_append_new(rows, r);
     }
     json_object_set_new(root, "rows", rows);

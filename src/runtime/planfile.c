@@ -602,7 +602,6 @@ double cp_planfile_compute_ms(const cpl_plan *p) { return p->compute_ms; }
 double cp_planfile_need_ms(const cpl_plan *p, size_t b) { return b < p->nb ? p->b[b].need_ms : 0; }
 const char *cp_planfile_topo_file(const cpl_plan *p) { return p->topo_file; }
 const char *cp_planfile_topo_hash(const cpl_plan *p) { return p->topo_hash; }
-int cp_planfile_topo_hosts(const cpl_plan *p) { return p->hosts; }
 size_t cpl_tensor_count(const cpl_plan *p) { return p->nt; }
 int cpl_host_count(const cpl_plan *p) { return p->hosts; }
 const char *cpl_dtype(const cpl_plan *p) { return p->dtype; }

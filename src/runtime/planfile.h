@@ -26,7 +26,6 @@ double cp_planfile_compute_ms(const cpl_plan *p);       /* predicted.compute_ms 
 double cp_planfile_need_ms(const cpl_plan *p, size_t bucket);
 const char *cp_planfile_topo_file(const cpl_plan *p);   /* topology.file, or NULL */
 const char *cp_planfile_topo_hash(const cpl_plan *p);   /* topology.hash, or NULL */
-int cp_planfile_topo_hosts(const cpl_plan *p);          /* topology.hosts (--hosts), 1 */
 
 /* Totals for a summary line. */
 size_t cpl_route_count(const cpl_plan *p);
