@@ -32,7 +32,7 @@ static const char *const top_keys[] = {"name",    "dtype",       "tensors", "lay
                                        "compute", "transformer", NULL};
 static const char *const xf_keys[] = {"layers", "hidden", "heads", "kv_heads", "ffn", "mlp",
                                       "dropout", "seq", "vocab", NULL};
-static const char *const mlp_names[] = {"gelu", "swiglu", NULL};
+static const char *const mlp_names[] = {"gelu", "swiglu", "geglu", "relu2", NULL};
 static const char *const tensor_keys[] = {"name", "shape", "numel", "layer", NULL};
 static const char *const layer_keys[] = {"name", "flops", "fwd_ms", "bwd_ms", NULL};
 static const char *const compute_keys[] = {"iteration_ms", "split", "bwd_fwd_ratio",
@@ -279,7 +279,9 @@ static int read_transformer(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_m
                             "%lld key/value heads do not divide %lld heads (each serves a "
                             "group of query heads)", (long long)x->kv_heads,
                             (long long)x->heads);
-    x->swiglu = mlp == 1;
+    x->mlp = (cp_xf_mlp)mlp;
+    x->swiglu = cp_xf_gated(x);
+    x->window_every = 1;
     if (m->batch <= 0)
         return cp_jdoc_fail(d, e, obj, NULL, "transformer",
                             "the activation estimate needs the per-GPU batch: give "

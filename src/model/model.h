@@ -54,19 +54,87 @@ typedef struct cp_layer {
     int64_t params;   /* elements in the tensors this layer owns (derived) */
 } cp_layer;
 
-/* A transformer's dimensions, for the activation estimate (docs/model.md,
- * eq. M2); layers 0 when the model file gives none. */
+/* The MLP of a transformer block: GELU (GPT-2, BERT, GPT-3), gated SiLU
+ * (Llama, Mistral, Qwen), gated GELU (Gemma), squared ReLU (Nemotron-4).
+ * The gated ones have three matrices (gate, up, down), the others two. */
+typedef enum cp_xf_mlp { CP_MLP_GELU, CP_MLP_SWIGLU, CP_MLP_GEGLU, CP_MLP_RELU2 } cp_xf_mlp;
+
+/* Positions: a learned table of max_positions rows (GPT-2, BERT), rotary
+ * (Llama and after: no parameters), ALiBi (no parameters), none. */
+typedef enum cp_xf_pos { CP_POS_LEARNED, CP_POS_ROPE, CP_POS_ALIBI, CP_POS_NONE } cp_xf_pos;
+
+/* Norms: LayerNorm (weight and bias, mean and variance) or RMSNorm (weight). */
+typedef enum cp_xf_norm { CP_NORM_LAYER, CP_NORM_RMS } cp_xf_norm;
+
+/* A mixture-of-experts MLP (issue 23): experts == 0 means a dense model. */
+typedef struct cp_xf_moe {
+    int64_t experts;        /* routed experts per MoE layer */
+    int64_t top_k;          /* experts each token is routed to */
+    int64_t ffn;            /* inner size of one routed expert */
+    int64_t shared_experts; /* experts every token goes through (DeepSeek, Qwen2-MoE) */
+    int64_t shared_ffn;     /* inner size of all shared experts together */
+    int64_t dense_layers;   /* the first blocks with a dense MLP instead (DeepSeek-V3: 3) */
+    int64_t dense_ffn;      /* their inner size (0: cp_xformer.ffn) */
+    int64_t every;          /* a MoE MLP every this many blocks (Qwen2-MoE's
+                               decoder_sparse_step; 1 in most), counted after dense_layers */
+    int router_sigmoid;     /* 1: sigmoid scores (DeepSeek-V3), 0: softmax */
+    int expert_bias;        /* 1: expert matrices carry biases (GPT-OSS) */
+} cp_xf_moe;
+
+/* Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values
+ * through low-rank projections; kv_lora_rank == 0 means ordinary attention. */
+typedef struct cp_xf_mla {
+    int64_t q_lora_rank;    /* 0: queries projected directly from h */
+    int64_t kv_lora_rank;   /* compressed key/value width */
+    int64_t qk_nope_dim;    /* per-head query/key width without rotary */
+    int64_t qk_rope_dim;    /* per-head rotary width (shared key part) */
+    int64_t v_head_dim;     /* per-head value width */
+} cp_xf_mla;
+
+/* A transformer's architecture, enough to derive every GEMM of a block with
+ * its shape, FLOPs and bytes, the activation sizes and the parameter count
+ * (docs/formats.md, "transformer"; docs/model.md eq. M2 and the large-model
+ * equations); layers 0 when the model file gives none. */
 typedef struct cp_xformer {
     int64_t layers;    /* blocks */
     int64_t hidden;    /* h */
-    int64_t heads;     /* a, attention heads */
+    int64_t heads;     /* a, attention (query) heads */
     int64_t kv_heads;  /* key/value heads (grouped-query attention), <= heads */
+    int64_t head_dim;  /* d, width of one head; a x d may differ from h (Gemma-7B:
+                          16 x 256 = 4096 against h = 3072) */
     int64_t ffn;       /* MLP inner size f (4h in BERT and GPT-2) */
     int64_t seq;       /* tokens per sample s */
     int64_t vocab;     /* V when an LM head computes logits over the vocabulary, else 0 */
-    int swiglu;        /* MLP: 1 gated SiLU (Llama), 0 GELU */
+    int64_t max_pos;   /* rows of a learned position table (GPT-2: 1024), else 0 */
+    cp_xf_mlp mlp;
+    cp_xf_pos pos;
+    cp_xf_norm norm;
+    int swiglu;        /* 1 when the MLP is gated (SwiGLU or GeGLU): three matrices and
+                          four kept activations of s x f (eq. M2); derived from mlp */
+    int tied;          /* the LM head reuses the input embedding (GPT-2, Gemma) */
+    int qkv_bias;      /* the q, k and v projections carry biases (GPT-2, Qwen2) */
+    int o_bias;        /* the output projection carries a bias (GPT-2) */
+    int mlp_bias;      /* the MLP matrices carry biases (GPT-2, Nemotron: no) */
+    int qk_norm;       /* per-head RMSNorm of queries and keys (Qwen3, OLMo-2) */
+    int64_t window;    /* sliding-window attention width in tokens, 0: full */
+    int64_t window_every; /* the window applies to every this many blocks, the others
+                             attend fully (GPT-OSS: 2, alternating); 1: all */
     double dropout;    /* dropout probability (masks are kept when > 0) */
+    cp_xf_moe moe;
+    cp_xf_mla mla;
 } cp_xformer;
+
+/* 1 for the gated MLPs (three matrices). */
+static inline int cp_xf_gated(const cp_xformer *x)
+{
+    return x->mlp == CP_MLP_SWIGLU || x->mlp == CP_MLP_GEGLU;
+}
+
+/* The width of one head: head_dim, or h / a when the file gives none. */
+static inline int64_t cp_xf_head_dim(const cp_xformer *x)
+{
+    return x->head_dim > 0 ? x->head_dim : x->hidden / (x->heads > 0 ? x->heads : 1);
+}
 
 typedef struct cp_model {
     char *name;            /* owned */

@@ -50,6 +50,10 @@ typedef struct cp_node {
     double tflops;      /* GPUs: peak dense FP32 TFLOP/s (datasheet); 0 unknown */
     double tflops_fp16; /* GPUs: peak dense FP16/BF16 TFLOP/s, tensor cores where the part
                            has them (datasheet); 0 unknown */
+    double tflops_fp8;  /* GPUs: peak dense FP8 TFLOP/s (Hopper and later, datasheet);
+                           0: the part has no FP8 tensor cores */
+    int sms;            /* GPUs: streaming multiprocessors (datasheet), for GEMM wave
+                           quantisation (docs/model.md); 0 unknown */
     double read_gbs;    /* memory devices: GB/s the device's memory serves to reads, */
     double write_gbs;   /* ... and absorbs from writes (mem_gbs caps both together); 0 unknown */
     double access_lat_us; /* memory devices: load latency at the device, us; 0 unknown */
