@@ -73,6 +73,12 @@ int cli_opt_offload(const char *cmd, char *arg, void *offload);     /* int CP_OF
                  "(PyTorch FSDP), zero3 (DeepSpeed ZeRO stage 3 with its default prefetch, "   \
                  "persistence, reuse and bucket sizes) or mirrored (TensorFlow "               \
                  "MirroredStrategy: one pack of every gradient all-reduced after backward)"),  \
+        CLI_FRAMEWORK_TUNING(p)
+
+/* The data-parallel frameworks' settings (CLI_FRAMEWORK_OPTIONS without
+ * --framework, for predict, whose --framework also takes the large-model
+ * frameworks: cli/predict_llm.h). */
+#define CLI_FRAMEWORK_TUNING(p)                                                                \
         OPT_CALLBACK_OPTARG(0, "offload", "cpu|pool", &(p)->offload, cli_opt_offload,         \
                             "DeepSpeed offload_optimizer to the CPU (zero1, zero2, zero3; "    \
                             "no argument or cpu): reduced shards copied to host memory, the "  \

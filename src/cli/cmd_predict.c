@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "cli/pool_table.h"
+#include "cli/predict_llm.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
@@ -33,6 +34,7 @@ typedef struct opts {
     int nlist;
     double sweep_lo, sweep_hi;
     cp_predict_opts p;
+    cli_llm llm;             /* the large-model layout options (predict_llm.h) */
 } opts;
 
 /* -s LIST (value: opts): the strategies in the order to print. */
@@ -90,6 +92,32 @@ static int parse_optimizer(const char *cmd, char *arg, void *value)
     return CP_OK;
 }
 
+/* A large-model layout (predict_llm.h): what applies to data-parallel
+ * prediction only is refused, by name. */
+static int check_layout(opts *o)
+{
+    static const char *const dp_only = "apply to data-parallel prediction, not to a "
+                                       "large-model layout (docs/model.md)";
+    o->llm.given = 1;
+    if (o->frameworks || o->scaling || o->sweep_hi > 0 || o->whatif || o->timeline)
+        return cli_usage("predict", "--frameworks, --scaling, --sweep-bucket, --what-if and "
+                                    "--timeline %s", dp_only);
+    if (o->p.compute_ms > 0 || o->p.accum_steps > 1 || o->p.activation_gb > 0 ||
+        o->p.jitter > 0 || o->bucket_given || o->p.offload || o->p.fsdp_sharding)
+        return cli_usage("predict", "--compute-ms, --accum-steps, --activation-gb, --jitter, "
+                                    "--bucket-mb, --offload and --fsdp-sharding %s: layouts "
+                                    "compute from the GEMMs and take --mbs and --gbs", dp_only);
+    if (o->json + o->csv > 1)
+        return cli_usage("predict", "--json and --csv do not combine");
+    if (o->p.framework != CP_FW_DDP && o->p.framework != CP_FW_FSDP)
+        return cli_usage("predict", "--framework %s is data-parallel only; a layout takes "
+                                    "megatron, fsdp or deepspeed",
+                         cp_framework_name(o->p.framework));
+    if (o->svg && (cp_same_file(o->svg, o->model) || cp_same_file(o->svg, o->topo)))
+        return cli_usage("predict", "--timeline-svg %s would overwrite an input", o->svg);
+    return CP_OK;
+}
+
 /* The options that do not combine, once all are parsed: the output forms,
  * and what --tp, --activation-gb, --what-if, --scaling, --sweep-bucket,
  * --timeline-svg and --frameworks each go with.  0 or a usage error. */
@@ -99,12 +127,11 @@ static int check_combinations(opts *o)
         return cli_usage("predict", "-m MODEL and -t TOPO are required");
     if (o->json + o->csv + o->timeline > 1)
         return cli_usage("predict", "--json, --csv and --timeline do not combine");
-    if (o->p.tp > 1 && (o->p.framework != CP_FW_DDP || o->frameworks))
-        return cli_usage("predict", "--tp models Megatron-LM's tensor parallelism under DDP "
-                                    "(no --framework, no --frameworks)");
-    if (o->p.tp > 1 && o->scaling)
-        return cli_usage("predict", "--tp spans a whole host; --scaling would cut hosts "
-                                    "short of it");
+    if (o->llm.given || o->llm.lay.recompute == CP_RC_SELECTIVE ||
+        o->llm.lay.recompute == CP_RC_AUTO || (o->llm.fw_given && o->llm.lay.fw != CP_LLM_FSDP))
+        return check_layout(o);
+    if (o->llm.lay.recompute == CP_RC_FULL) /* the data-parallel activation estimate's */
+        o->p.recompute = 1;
     if (o->p.activation_gb > 0 && (o->p.recompute || o->p.flash_attn || o->p.act_bytes))
         return cli_usage("predict", "--recompute, --flash-attn and --activation-dtype shape "
                                     "the activation estimate, which --activation-gb replaces");
@@ -164,11 +191,16 @@ static int parse_opts(int argc, char **argv, opts *o)
         OPT_DOUBLE(0, "mfu", "F", &p->mfu, 1, "FLOPs utilisation for that estimate (default 0.5)"),
         OPT_DOUBLE(0, "compute-scale", "F", &p->compute_scale, 1e3,
                    "multiply compute by F (what-if: 0.3 for mixed precision)"),
-        CLI_FRAMEWORK_OPTIONS(p),
-        OPT_INT(0, "tp", "T", &p->tp, 1, 256,
-                "Megatron-LM tensor parallelism over the T GPUs of each host (T = GPUs per "
-                "host; DDP across hosts): compute split T ways, every block's activations "
-                "all-reduced four times an iteration inside the host"),
+        OPT_CALLBACK(0, "framework", "F", &o->llm, cli_llm_opt_framework,
+                     "a large-model layout's: megatron (Megatron-Core: SP, distributed "
+                     "optimizer, overlapped gradient reduce-scatter and parameter "
+                     "all-gather), fsdp (FSDP2 with TP and PP as torchtitan composes them) or "
+                     "deepspeed (ZeRO-1/2/3 with its pipeline engine); without a layout: ddp "
+                     "(PyTorch DistributedDataParallel, default), horovod, zero1 (DeepSpeed "
+                     "ZeRO stage 1), zero2, fsdp (PyTorch FSDP), zero3 or mirrored (TensorFlow "
+                     "MirroredStrategy)"),
+        CLI_FRAMEWORK_TUNING(p),
+        CLI_LAYOUT_OPTIONS(&o->llm),
         OPT_DOUBLE_SEEN(0, "bucket-mb", "B", &p->bucket_mb, 65536, &o->bucket_given,
                         "DDP bucket_cap_mb (MiB, default 25); ZeRO-1, -2 and -3 reduce buckets "
                         "(default 5e8 elements)"),
@@ -191,9 +223,6 @@ static int parse_opts(int argc, char **argv, opts *o)
                    "activations of one micro-batch on one GPU (GB, as measured), added to the "
                    "memory line's model states; default: estimated from the model's "
                    "transformer dimensions and batch when it gives them"),
-        OPT_FLAG(0, "recompute", &p->recompute,
-                 "that estimate with every block's activations recomputed in backward "
-                 "(activation checkpointing)"),
         OPT_FLAG(0, "flash-attn", &p->flash_attn,
                  "that estimate with fused attention (FlashAttention, SDPA): no sequence x "
                  "sequence scores kept"),
@@ -232,6 +261,7 @@ static int parse_opts(int argc, char **argv, opts *o)
     memset(o, 0, sizeof *o);
     o->hosts = 1;
     cp_predict_opts_default(&o->p);
+    cli_llm_bind(&o->llm, &o->p.framework);
     if ((rc = cli_parse("predict", &usage, table, argc, argv, &first)) ||
         (rc = cli_no_args("predict", argc, argv, first)))
         return rc;
@@ -727,5 +757,10 @@ int cmd_predict(int argc, char **argv)
     if (rc)
         return rc == CLI_HELP ? CP_OK : rc;
     cp_err_clear(&e);
+    if (o.llm.given) {
+        cli_llm_run r = {o.model, o.topo, o.svg, o.hosts, o.gpus, o.json, o.csv,
+                         o.explicit_list ? o.list : NULL, o.explicit_list ? o.nlist : 0};
+        return cli_report(cli_predict_llm(&o.llm, &r, &e), &e);
+    }
     return cli_report(run(&o, &e), &e);
 }

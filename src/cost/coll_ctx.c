@@ -78,8 +78,8 @@ int coll_collect_gpus(coll_build *b, const cp_topo *t)
     if (b->n > MAX_GPUS_PER_HOST)
         return cp_fail(b->e, CP_EINPUT, "host 0 has %d GPUs: the collective model handles "
                                         "at most %d per host", b->n, MAX_GPUS_PER_HOST);
-    b->H = t->nhosts;
-    b->N = t->ngpus;
+    b->H = b->H_given > 0 ? b->H_given : t->nhosts;
+    b->N = b->H * b->n;
     b->Hw = b->win->nhosts;
     b->g = calloc((size_t)b->Hw * b->n + 1, sizeof *b->g);
     if (!b->g)

@@ -44,6 +44,7 @@ typedef struct coll_build {
     const cp_topo *win;   /* window topology: the machine, or two of its hosts */
     cp_topo *win_owned;   /* set when we made the window */
     int H, Hw, n, N;      /* real hosts, window hosts, GPUs per host, ranks */
+    int H_given;          /* > 0: the window stands for this many hosts (cp_coll_build_hosts) */
     int *g;               /* [Hw * n] node id of rank k on window host h */
     int *nic;             /* [Hw * nn] node id of NIC i on window host h */
     int nn;               /* NICs per host */

@@ -79,7 +79,10 @@ static void single_rank(cp_coll *c)
         }
 }
 
-int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e)
+/* The model of machine t, or, when nhosts > 0, of nhosts copies of the
+ * host that t (a replica of at most two hosts) holds: the window is t
+ * itself and only the step counts see the real number of hosts. */
+static int coll_build_model(const cp_topo *t, int nhosts, int gpus_per_thread, cp_coll *c, cp_err *e)
 {
     coll_build b;
     size_t f;
@@ -92,8 +95,11 @@ int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e)
     c->launch_us = t->calib.launch_us * (gpus_per_thread > 0 ? gpus_per_thread : 1);
     b.c = c;
     b.e = e;
+    b.H_given = nhosts;
     if ((rc = coll_make_window(&b, t)) || (rc = coll_collect_gpus(&b, t)))
         goto done;
+    c->nranks = b.N;
+    c->nhosts = b.H;
     b.load = calloc((size_t)2 * b.win->nlinks + 1, sizeof *b.load);
     if (!b.load) {
         rc = coll_oom(&b);
@@ -125,6 +131,20 @@ done:
     if (rc)
         cp_coll_free(c);
     return rc;
+}
+
+int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e)
+{
+    return coll_build_model(t, 0, gpus_per_thread, c, e);
+}
+
+int cp_coll_build_hosts(const cp_topo *window, int nhosts, int gpus_per_thread, cp_coll *c,
+                        cp_err *e)
+{
+    if (window->nhosts > 2 || (window->nhosts == 2 && nhosts < 2) || nhosts < window->nhosts)
+        return cp_fail(e, CP_EINTERNAL, "cp_coll_build_hosts: a window of %d hosts cannot "
+                       "stand for %d", window->nhosts, nhosts);
+    return coll_build_model(window, nhosts, gpus_per_thread, c, e);
 }
 
 void cp_coll_free(cp_coll *c)

@@ -133,6 +133,14 @@ double cp_coll_busbw_factor(cp_coll_op op, int nranks);
  * serialised within a thread); 1 for frameworks with one process per GPU. */
 int cp_coll_build(const cp_topo *t, int gpus_per_thread, cp_coll *c, cp_err *e);
 
+/* The model of `nhosts` copies of one host without building them: `window`
+ * is that host replicated twice (cp_topo_replicate, 2), or the host itself
+ * when nhosts is 1; only the step counts see nhosts.  Costs one build of
+ * the window whatever nhosts is (the large-model layouts price groups that
+ * span thousands of hosts this way).  The window must outlive c. */
+int cp_coll_build_hosts(const cp_topo *window, int nhosts, int gpus_per_thread, cp_coll *c,
+                        cp_err *e);
+
 void cp_coll_free(cp_coll *c);
 
 const char *cp_proto_name(cp_proto p);              /* "LL", "Simple", "LL128" */

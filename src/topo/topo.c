@@ -354,6 +354,46 @@ done:
     return rc;
 }
 
+int cp_topo_pick(const cp_topo *src, const int *keep, const double *nic_scale, const char *name,
+                 cp_topo **out, cp_err *e)
+{
+    int *map = malloc(((size_t)src->nnodes + 1) * sizeof *map);
+    cp_topo *t = NULL;
+    int i, rc = CP_OK;
+    *out = NULL;
+    if (!map || !(t = topo_like(src, name)))
+        goto oom;
+    for (i = 0; i < src->nnodes; i++) {
+        map[i] = -1;
+        if (keep[i] && (map[i] = copy_node_same(t, &src->nodes[i])) < 0)
+            goto oom;
+        if (keep[i] && nic_scale && src->nodes[i].kind == CP_NIC)
+            t->nodes[map[i]].net_gbs *= nic_scale[i];
+    }
+    for (i = 0; i < src->nlinks; i++) {
+        const cp_link *l = &src->links[i];
+        int k;
+        if (map[l->a] < 0 || map[l->b] < 0)
+            continue;
+        if ((k = cp_topo_add_link(t, map[l->a], map[l->b], l->kind, l->gbs[0], l->gbs[1],
+                                  l->lat_us)) < 0)
+            goto oom;
+        t->links[k].src_line = l->src_line;
+    }
+    if ((rc = cp_topo_index(t, e)))
+        goto done;
+    goto done;
+oom:
+    rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+done:
+    free(map);
+    if (rc)
+        cp_topo_free(t);
+    else
+        *out = t;
+    return rc;
+}
+
 /* Copy node `src` into `dst` as host h with a prefixed id, every other
  * field as it is. */
 static int copy_node(cp_topo *dst, const cp_node *src, int h)

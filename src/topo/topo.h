@@ -205,4 +205,12 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e);
  * itself; *out is new (cp_topo_free). */
 int cp_topo_subset(const cp_topo *src, int per_host, cp_topo **out, cp_err *e);
 
+/* A copy of src named `name` holding only the nodes with keep[i] != 0 and
+ * the links between them; a kept NIC's net_gbs is multiplied by
+ * nic_scale[i] (NULL: unchanged).  Used to price a communication group on
+ * its own GPUs and its share of the NICs (llm/groups.c).  Reachability is
+ * the caller's to check.  CP_OK with *out owned by the caller. */
+int cp_topo_pick(const cp_topo *src, const int *keep, const double *nic_scale, const char *name,
+                 cp_topo **out, cp_err *e);
+
 #endif

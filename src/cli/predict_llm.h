@@ -1,0 +1,133 @@
+/*
+ * predict_llm.h - `predict` for a large-model parallel layout (TP x CP x
+ * DP x PP, docs/model.md "Large-model layouts"): the layout options every
+ * command that prices layouts shares (predict, plan, search), and the
+ * command's run, table, JSON and pipeline chart.
+ *
+ * A layout option (--pp, --mbs, --gbs, ... or --framework megatron,
+ * deepspeed) puts predict in this mode; --tp does too.  Ownership: the
+ * option values point into argv.
+ */
+#ifndef CP_CLI_PREDICT_LLM_H
+#define CP_CLI_PREDICT_LLM_H
+
+#include <jansson.h>
+
+#include "cli/opt.h"
+#include "llm/iteration.h"
+#include "predict/predictor.h"
+
+typedef struct cli_llm {
+    cp_layout lay;
+    int given;            /* any layout option was given */
+    double net_gbs;       /* --net-gbs: every NIC's line rate, GB/s */
+    int zero_given;
+    int fw_given;         /* --framework megatron|deepspeed|fsdp was given */
+    cp_framework *dp_fw;  /* where --framework's data-parallel choices go (cli_llm_bind) */
+} cli_llm;
+
+/* The options' callbacks (value: the cli_llm). */
+int cli_llm_degree(const char *cmd, char *arg, void *value, int *dst, const char *name);
+int cli_llm_opt_tp(const char *cmd, char *arg, void *value);
+int cli_llm_opt_pp(const char *cmd, char *arg, void *value);
+int cli_llm_opt_vp(const char *cmd, char *arg, void *value);
+int cli_llm_opt_cp(const char *cmd, char *arg, void *value);
+int cli_llm_opt_dp(const char *cmd, char *arg, void *value);
+int cli_llm_opt_mbs(const char *cmd, char *arg, void *value);
+int cli_llm_opt_gbs(const char *cmd, char *arg, void *value);
+int cli_llm_opt_seq(const char *cmd, char *arg, void *value);
+int cli_llm_opt_sp(const char *cmd, char *arg, void *value);
+int cli_llm_opt_precision(const char *cmd, char *arg, void *value);
+int cli_llm_opt_recompute(const char *cmd, char *arg, void *value);
+int cli_llm_opt_recompute_layers(const char *cmd, char *arg, void *value);
+int cli_llm_opt_attention(const char *cmd, char *arg, void *value);
+int cli_llm_opt_grad_reduce(const char *cmd, char *arg, void *value);
+int cli_llm_opt_fp8_params(const char *cmd, char *arg, void *value);
+int cli_llm_opt_tp_overlap(const char *cmd, char *arg, void *value);
+int cli_llm_opt_zero(const char *cmd, char *arg, void *value);
+int cli_llm_opt_span(const char *cmd, char *arg, void *value);
+int cli_llm_opt_net(const char *cmd, char *arg, void *value);
+
+/* The layout options, for a command's table; L a cli_llm *. */
+#define CLI_LAYOUT_OPTIONS(L)                                                                  \
+    OPT_CALLBACK(0, "tp", "T", L, cli_llm_opt_tp,                                              \
+                 "tensor-parallel degree (Megatron order: TP ranks adjacent inside a host)"), \
+        OPT_CALLBACK(0, "pp", "P", L, cli_llm_opt_pp, "pipeline-parallel stages"),            \
+        OPT_CALLBACK(0, "vp", "V", L, cli_llm_opt_vp,                                          \
+                     "model chunks per pipeline rank (interleaved 1F1B; default 1)"),          \
+        OPT_CALLBACK(0, "cp", "C", L, cli_llm_opt_cp,                                          \
+                     "context-parallel degree (ring attention over the sequence)"),            \
+        OPT_CALLBACK(0, "dp", "D", L, cli_llm_opt_dp,                                          \
+                     "data-parallel degree (default GPUs / (T P C); a product that does not "  \
+                     "match the GPUs is an error)"),                                           \
+        OPT_CALLBACK(0, "mbs", "B", L, cli_llm_opt_mbs, "micro-batch, sequences (default 1)"), \
+        OPT_CALLBACK(0, "gbs", "G", L, cli_llm_opt_gbs,                                        \
+                     "global batch, sequences (default mbs x dp: one micro-batch each)"),      \
+        OPT_CALLBACK(0, "seq", "S", L, cli_llm_opt_seq,                                        \
+                     "tokens per sequence (default the model's)"),                             \
+        OPT_CALLBACK(0, "sp", "on|off", L, cli_llm_opt_sp,                                     \
+                     "sequence parallelism (default: on with megatron and TP > 1)"),           \
+        OPT_CALLBACK(0, "precision", "P", L, cli_llm_opt_precision,                            \
+                     "bf16 (default), fp16 or fp8 (Transformer Engine: the block GEMMs in "    \
+                     "FP8 at the FP8 peak, the rest in 16 bits)"),                             \
+        OPT_CALLBACK(0, "recompute", "R", L, cli_llm_opt_recompute,                            \
+                     "none, selective (attention's core), full, or auto (the least that "      \
+                     "fits: none, selective, then full recomputation of the fewest blocks); "  \
+                     "without a layout: full keeps only each block's input in the "            \
+                     "activation estimate"),                                                   \
+        OPT_CALLBACK(0, "recompute-layers", "N", L, cli_llm_opt_recompute_layers,              \
+                     "with --recompute full: only N blocks of each model chunk (Megatron's "   \
+                     "--recompute-method block)"),                                             \
+        OPT_CALLBACK(0, "attention", "A", L, cli_llm_opt_attention,                            \
+                     "flash (default: FlashAttention, causal blocks skipped) or eager (the "   \
+                     "scores materialised, as Megatron-LM before 2023)"),                      \
+        OPT_CALLBACK(0, "grad-reduce", "T", L, cli_llm_opt_grad_reduce,                        \
+                     "fp32 or bf16: the gradient buffers and their reduction (default fp32 "   \
+                     "for megatron, bf16 otherwise)"),                                         \
+        OPT_CALLBACK(0, "fp8-params", "on|off", L, cli_llm_opt_fp8_params,                     \
+                     "with --precision fp8: keep the GEMM weights in FP8 (Megatron's "         \
+                     "--fp8-param-gather)"),                                                   \
+        OPT_CALLBACK(0, "tp-overlap", "on|off", L, cli_llm_opt_tp_overlap,                     \
+                     "overlap TP collectives with GEMMs in forward too (Transformer Engine "   \
+                     "userbuffers; default off)"),                                             \
+        OPT_CALLBACK(0, "zero", "Z", L, cli_llm_opt_zero,                                      \
+                     "sharding: 0 (none), 1 (optimizer: Megatron's distributed optimizer, the " \
+                     "megatron default), 2 (and gradients), 3 (and weights: fsdp's)"),         \
+        OPT_CALLBACK(0, "net-gbs", "X", L, cli_llm_opt_net,                                    \
+                     "every NIC's line rate, GB/s per direction (what-if; default the "        \
+                     "topology's)"),                                                           \
+        OPT_CALLBACK(0, "tp-span-hosts", "on|off", L, cli_llm_opt_span,                        \
+                     "allow a TP group wider than a host (its collectives cross the "          \
+                     "network every layer)")
+
+/* --framework for predict: megatron, deepspeed and (with a layout) fsdp
+ * select the large-model frameworks; the others the data-parallel ones
+ * (value: the cli_llm; dp_framework: where the data-parallel choice goes,
+ * set by cli_llm_bind). */
+int cli_llm_opt_framework(const char *cmd, char *arg, void *value);
+void cli_llm_bind(cli_llm *L, cp_framework *dp_framework);
+
+/* Run predict in layout mode: model file, topology (with hosts / gpus),
+ * strategies (list, n; none: auto), output form; --timeline-svg when svg. */
+typedef struct cli_llm_run {
+    const char *model, *topo, *svg;
+    int hosts, gpus, json, csv;
+    const cp_strategy *list;
+    int nlist;
+} cli_llm_run;
+
+int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e);
+
+/* The `parallel` object of one prediction (predict --json, search --json). */
+json_t *cli_llm_parallel_json(const cp_layout *l, const cp_llm_result *res);
+
+/* The strategy's data-parallel algorithm for a layout: CP_OK and *alg
+ * (CP_ALGS for NCCL's choice), or CP_EINPUT naming why it cannot price one. */
+int cli_llm_strategy_alg(cp_strategy s, cp_coll_alg *alg, cp_err *e);
+
+/* Draw the pipeline of res (its schedule events) as a Gantt chart into
+ * path, written whole (pipeline_svg.c). */
+int cli_llm_pipeline_svg(const char *path, const char *title, const cp_layout *l,
+                         const cp_llm_result *res, cp_err *e);
+
+#endif

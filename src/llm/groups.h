@@ -1,0 +1,62 @@
+/*
+ * groups.h - the collectives of a layout's communication groups priced on
+ * the links each group really crosses (docs/model.md eq. L7).
+ *
+ * Every group of a kind has one shape (layout.h): `local` GPUs on each of
+ * `hosts` hosts, `concurrent` groups of the kind sharing a host.  Its
+ * collectives are those of a machine made of its own GPUs: one host of the
+ * topology with only the group's GPUs kept, and of the NICs only the
+ * group's share (each NIC's rate times the fraction of the GPUs it serves
+ * that are in the group: a GPU with a NIC of its own keeps that NIC whole,
+ * a host with one NIC for eight GPUs gives a one-GPU-a-host group an
+ * eighth), replicated over the group's hosts.  So a DP group of one GPU
+ * per host prices the network and a TP group inside a host prices NVLink,
+ * with the existing collective model (cost/collective.h) and its
+ * calibration.  Building costs one collective-model build per group kind,
+ * whatever the number of hosts (cp_coll_build_hosts).
+ *
+ * Ownership: cp_groups owns its topologies and models (cp_groups_free)
+ * and borrows the machine.
+ */
+#ifndef CP_LLM_GROUPS_H
+#define CP_LLM_GROUPS_H
+
+#include "cost/collective.h"
+#include "llm/ops.h"
+
+typedef struct cp_group_model {
+    cp_group_shape shape;
+    int active;           /* the group has two or more GPUs */
+    cp_topo *host;        /* owned: the group's GPUs and NIC share on one host */
+    cp_topo *window;      /* owned: host replicated twice when the group spans hosts */
+    cp_coll coll;         /* the group's collective model */
+    int have_coll;
+    double nic_share;     /* the NIC rate each member GPU gets, GB/s (0 inside a host) */
+} cp_group_model;
+
+typedef struct cp_groups {
+    const cp_topo *machine;   /* borrowed */
+    const cp_topo *base;      /* borrowed: the host the machine replicates (or the machine) */
+    cp_group_model g[CP_G_KINDS];
+} cp_groups;
+
+/* Build every group of layout l (resolved) on machine t (a single host, a
+ * --hosts replica, or a multi-host file whose hosts are alike).  net_gbs >
+ * 0 replaces every NIC's line rate (--net-gbs).  CP_EINPUT naming the
+ * topology when a group's GPUs cannot reach each other. */
+int cp_groups_build(cp_groups *G, const cp_topo *t, const cp_layout *l, double net_gbs,
+                    cp_err *e);
+
+void cp_groups_free(cp_groups *G);
+
+/* Time in us of collective `op` (AR, RS, AG; P2P: a send of `bytes` between
+ * the pair, as a two-rank broadcast) on a `bytes` buffer in group k,
+ * algorithm `alg` or, with CP_ALGS, what NCCL's tuner picks (*used when
+ * not NULL).  0 for a group of one; negative when alg cannot run. */
+double cp_groups_us(const cp_groups *G, cp_group_kind k, cp_comm_kind op, double bytes,
+                    cp_coll_alg alg, cp_coll_alg *used);
+
+/* The collective model of group k (NULL for a group of one GPU). */
+const cp_coll *cp_groups_coll(const cp_groups *G, cp_group_kind k);
+
+#endif

@@ -1,0 +1,416 @@
+/*
+ * iteration.c - one iteration of a large-model layout (see iteration.h;
+ * docs/model.md, "Large-model layouts", eq. L1-L9).
+ *
+ * Per micro-batch, a block's forward and backward are priced step by step
+ * (pass_cost): kernels at their times, TP collectives exposed unless the
+ * framework hides them under the GEMM that follows, context-parallel KV
+ * exchange under attention, and the whole pass no faster than the host
+ * can launch its kernels.  A chunk is its blocks plus the embedding or the
+ * head where it holds them.  The schedule lays the chunks out; the
+ * slowest stage's end, its data-parallel tail and its optimizer step give
+ * the iteration.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/dpsync.h"
+#include "llm/iteration.h"
+
+/* What one pass (a block's forward or backward, or an end of the model)
+ * costs, us. */
+typedef struct pass_cost {
+    double kernel;    /* GEMMs, attention, memory-bound kernels */
+    double tp;        /* exposed TP collectives */
+    double cp;        /* exposed context-parallel exchange */
+    double host;      /* the host's dispatch beyond the GPU's work */
+    double tp_all;    /* every TP collective */
+    int nkern;
+} pass_cost;
+
+static double pass_total(const pass_cost *p)
+{
+    return p->kernel + p->tp + p->cp + p->host;
+}
+
+/* The next GEMM after step i, whose time a collective issued before it
+ * can hide under (Megatron's asynchronous all-gather before a data
+ * gradient, reduce-scatter before a weight gradient). */
+static double next_gemm_us(const cp_gpu *g, const cp_steps *st, int i)
+{
+    int j;
+    for (j = i + 1; j < st->n; j++)
+        if (st->s[j].kind == CP_ST_GEMM)
+            return cp_gpu_step_us(g, &st->s[j]);
+    return 0;
+}
+
+/* Ring attention's exchange (eq. L5): c - 1 rounds, each sending this
+ * GPU's keys and values (and in backward their gradients too) to the next
+ * GPU of the CP group while attention computes on the block it has; what
+ * a round's send takes beyond its block's attention is exposed. */
+static double cp_exchange_us(const cp_xformer *x, const cp_layout *l, const cp_groups *G,
+                             double attn_us, int bwd, double loss)
+{
+    double s = (double)(l->seq > 0 ? l->seq : x->seq), T = l->mbs * s / l->cp;
+    double g = x->kv_heads >= l->tp ? (double)x->kv_heads / l->tp : 1;
+    double kv = 2 * T * g * (double)cp_xf_head_dim(x) * 2 * (bwd ? 2 : 1);
+    double round, block, exposed;
+    if (l->cp <= 1)
+        return 0;
+    /* a round is one step of a ring all-gather: (all-gather of c blocks) / (c - 1) */
+    round = cp_groups_us(G, CP_G_CP, CP_CM_AG, kv * l->cp, CP_ALGS, NULL) / (l->cp - 1);
+    block = attn_us / l->cp;
+    exposed = round > block ? round - block : 0;
+    /* the hidden part slows the attention it hides under (eq. K5) */
+    return ((exposed + (round - exposed) * loss)) * (l->cp - 1);
+}
+
+/* Price a list of steps.  `hide` lets collectives flagged CP_SF_HIDE
+ * overlap the next GEMM; `sel_only` prices only the steps selective
+ * recomputation rebuilds. */
+static void pass_cost_of(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
+                         const cp_groups *G, const cp_steps *st, int hide, int sel_only, int bwd,
+                         pass_cost *pc)
+{
+    double attn = 0;
+    int i;
+    memset(pc, 0, sizeof *pc);
+    for (i = 0; i < st->n; i++) {
+        const cp_step *s = &st->s[i];
+        if (sel_only && !(s->flags & CP_SF_SEL))
+            continue;
+        if (s->kind == CP_ST_COMM) {
+            double t = cp_groups_us(G, s->group, s->comm, s->comm_bytes, CP_ALGS, NULL);
+            double ex = t;
+            if (hide && (s->flags & CP_SF_HIDE)) {
+                ex = t - next_gemm_us(g, st, i);
+                if (ex < 0)
+                    ex = 0;
+                /* the GEMM it hides under runs on fewer SMs meanwhile (eq. K5) */
+                ex += (t - ex) * cp_gpu_overlap_loss(g);
+            }
+            pc->tp_all += t;
+            pc->tp += ex;
+            pc->nkern++;
+            continue;
+        }
+        {
+            double t = cp_gpu_step_us(g, s);
+            if (t <= 0)
+                continue;
+            pc->kernel += t;
+            pc->nkern++;
+            if (s->flags & CP_SF_SEL)
+                attn += t;
+        }
+    }
+    if (!sel_only)
+        pc->cp = cp_exchange_us(x, l, G, attn, bwd, cp_gpu_overlap_loss(g));
+    {
+        double host = pc->nkern * g->cal.host_us, gpu = pc->kernel + pc->tp + pc->cp;
+        pc->host = host > gpu ? host - gpu : 0;
+    }
+}
+
+/* Per micro-batch, the forward and backward of one chunk of stage r and
+ * their terms, us. */
+typedef struct chunk_cost {
+    double fwd, bwd;
+    double compute, recompute, host, tp, cp, tp_all;
+} chunk_cost;
+
+static void add_pass(chunk_cost *c, const pass_cost *p, double times, int recompute, int fwd)
+{
+    double t = pass_total(p) * times;
+    if (fwd)
+        c->fwd += t;
+    else
+        c->bwd += t;
+    if (recompute)
+        c->recompute += p->kernel * times;
+    else
+        c->compute += p->kernel * times;
+    c->host += p->host * times;
+    c->tp += p->tp * times;
+    c->cp += p->cp * times;
+    c->tp_all += p->tp_all * times;
+}
+
+/* The passes every chunk shares: one block forward, backward, and what
+ * recomputation runs again; and the ends of the model. */
+typedef struct passes {
+    pass_cost blk_f, blk_b, blk_re, emb_f, emb_b, head_f, head_b;
+    cp_recompute rc;
+} passes;
+
+static void price_passes(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
+                         const cp_groups *G, cp_recompute rc, passes *P)
+{
+    cp_steps st;
+    /* forward TP collectives hide only with Transformer Engine's overlap;
+     * backward's under Megatron's asynchronous collectives too */
+    int hide_f = l->tp_overlap > 0, hide_b = l->tp_overlap > 0 || l->fw == CP_LLM_MEGATRON;
+    P->rc = rc;
+    cp_block_fwd(x, l, &st);
+    pass_cost_of(x, l, g, G, &st, hide_f, 0, 0, &P->blk_f);
+    if (rc == CP_RC_FULL)
+        P->blk_re = P->blk_f;
+    else if (rc == CP_RC_SELECTIVE)
+        pass_cost_of(x, l, g, G, &st, hide_f, 1, 0, &P->blk_re);
+    else
+        memset(&P->blk_re, 0, sizeof P->blk_re);
+    cp_block_bwd(x, l, &st);
+    pass_cost_of(x, l, g, G, &st, hide_b, 0, 1, &P->blk_b);
+    cp_embed_fwd(x, l, &st);
+    pass_cost_of(x, l, g, G, &st, 0, 0, 0, &P->emb_f);
+    cp_embed_bwd(x, l, &st);
+    pass_cost_of(x, l, g, G, &st, 0, 0, 1, &P->emb_b);
+    cp_head_fwd(x, l, &st);
+    pass_cost_of(x, l, g, G, &st, hide_f, 0, 0, &P->head_f);
+    cp_head_bwd(x, l, &st);
+    pass_cost_of(x, l, g, G, &st, hide_b, 0, 1, &P->head_b);
+}
+
+static void chunk_of(const cp_layout *l, const passes *P, int r, int c, chunk_cost *cc)
+{
+    int G = c * l->pp + r, last = l->pp * l->vp - 1;
+    double L = (double)cp_layout_chunk_layers(l, G);
+    memset(cc, 0, sizeof *cc);
+    add_pass(cc, &P->blk_f, L, 0, 1);
+    add_pass(cc, &P->blk_re, (double)cp_layout_recomputed(l, P->rc, G), 1, 0);
+    add_pass(cc, &P->blk_b, L, 0, 0);
+    if (G == 0) {
+        add_pass(cc, &P->emb_f, 1, 0, 1);
+        add_pass(cc, &P->emb_b, 1, 0, 0);
+    }
+    if (G == last) {
+        add_pass(cc, &P->head_f, 1, 0, 1);
+        add_pass(cc, &P->head_b, 1, 0, 0);
+    }
+}
+
+/* One activation (or its gradient) between adjacent stages: the
+ * sequence-sharded tensor under SP (Megatron sends s/t x b x h), whole
+ * otherwise, on the pair's links. */
+static double p2p_ms(const cp_xformer *x, const cp_layout *l, const cp_groups *G)
+{
+    double s = (double)(l->seq > 0 ? l->seq : x->seq), T = l->mbs * s / l->cp;
+    double bytes = (l->sp > 0 ? T / l->tp : T) * (double)x->hidden * 2;
+    if (l->pp <= 1)
+        return 0;
+    return cp_groups_us(G, CP_G_PP, CP_CM_P2P, bytes, CP_ALGS, NULL) / 1000;
+}
+
+static const char *const term_names[CP_LLM_TERMS] = {
+    "compute", "recompute", "host", "tp", "cp", "pp", "bubble", "dp", "optimizer"};
+
+const char *cp_llm_term_name(int i)
+{
+    return i >= 0 && i < CP_LLM_TERMS ? term_names[i] : "?";
+}
+
+double cp_llm_term(const cp_llm_breakdown *b, int i)
+{
+    const double v[CP_LLM_TERMS] = {b->compute, b->recompute, b->host, b->tp, b->cp,
+                                    b->pp, b->bubble, b->dp, b->optimizer};
+    return i >= 0 && i < CP_LLM_TERMS ? v[i] : 0;
+}
+
+void cp_llm_result_free(cp_llm_result *r)
+{
+    if (r->have_sched)
+        cp_sched_free(&r->sched);
+    r->have_sched = 0;
+    free(r->dp_end_ms);
+    free(r->step_end_ms);
+    r->dp_end_ms = r->step_end_ms = NULL;
+}
+
+/* The iteration at a fixed recomputation. */
+static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
+                      const cp_groups *G, const cp_llm_opts *o, cp_recompute rc,
+                      cp_llm_result *out, cp_err *e)
+{
+    int p = l->pp, v = l->vp, m = l->micro, r, c, worst = 0, rcode;
+    double *fwd = malloc((size_t)p * v * sizeof *fwd), *bwd = malloc((size_t)p * v * sizeof *bwd);
+    chunk_cost *cc = malloc((size_t)p * v * sizeof *cc);
+    double end = 0, flops;
+    cp_sched_in in;
+    passes P;
+    memset(out, 0, sizeof *out);
+    if (!fwd || !bwd || !cc) {
+        free(fwd), free(bwd), free(cc);
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
+    price_passes(x, l, g, G, rc, &P);
+    for (r = 0; r < p; r++)
+        for (c = 0; c < v; c++) {
+            chunk_cost *k = &cc[r * v + c];
+            double extra;
+            chunk_of(l, &P, r, c, k);
+            /* ZeRO-2/3 and FSDP: the chunk's gathers and reduce-scatters run
+             * beside its compute every micro-batch; what they take beyond it
+             * holds the chunk (eq. D3) */
+            extra = cp_dp_per_micro_ms(l, G, o->dp_alg, cp_stage_params(x, l, r) / l->tp / v) *
+                        1000 - (k->fwd + k->bwd);
+            if (extra > 0)
+                k->bwd += extra;
+            fwd[r * v + c] = k->fwd / 1000;
+            bwd[r * v + c] = k->bwd / 1000;
+        }
+    memset(&in, 0, sizeof in);
+    in.pp = p, in.vp = v, in.micro = m;
+    in.fwd_ms = fwd, in.bwd_ms = bwd;
+    in.p2p_ms = p2p_ms(x, l, G);
+    /* Megatron overlaps sends with compute only in the interleaved
+     * schedule (overlap_p2p_comm); DeepSpeed's engine always blocks */
+    in.p2p_blocks = !(l->fw == CP_LLM_MEGATRON && v > 1);
+    in.keep_events = o->keep_events;
+    if ((rcode = cp_sched_run(&in, &out->sched, e))) {
+        free(fwd), free(bwd), free(cc);
+        return rcode;
+    }
+    out->have_sched = 1;
+    if (o->keep_events) {
+        out->dp_end_ms = calloc((size_t)p, sizeof *out->dp_end_ms);
+        out->step_end_ms = calloc((size_t)p, sizeof *out->step_end_ms);
+        if (!out->dp_end_ms || !out->step_end_ms) {
+            free(fwd), free(bwd), free(cc);
+            cp_llm_result_free(out);
+            return cp_fail(e, CP_EINTERNAL, "out of memory");
+        }
+    }
+    for (r = 0; r < p; r++) {
+        cp_dp_in di;
+        cp_dp_out dout;
+        double t;
+        memset(&di, 0, sizeof di);
+        di.l = l, di.G = G, di.g = g, di.alg = o->dp_alg;
+        di.params = cp_stage_params(x, l, r) / l->tp;
+        di.stage_end_ms = out->sched.stage_end_ms[r];
+        di.last_bwd_start_ms = out->sched.last_bwd_start_ms + (size_t)r * v;
+        di.last_bwd_end_ms = out->sched.last_bwd_end_ms + (size_t)r * v;
+        cp_dp_sync(&di, &dout);
+        t = dout.grads_done_ms + dout.optimizer_ms + dout.gather_exposed_ms;
+        if (out->dp_end_ms) {
+            out->dp_end_ms[r] = dout.grads_done_ms;
+            out->step_end_ms[r] = t;
+        }
+        if (t > end || r == 0) {
+            double busy_compute = 0, rec = 0, host = 0, tp = 0, cpx = 0;
+            end = t;
+            worst = r;
+            for (c = 0; c < v; c++) {
+                const chunk_cost *k = &cc[r * v + c];
+                busy_compute += k->compute * m / 1000;
+                rec += k->recompute * m / 1000;
+                host += k->host * m / 1000;
+                tp += k->tp * m / 1000;
+                cpx += k->cp * m / 1000;
+            }
+            out->b.compute = busy_compute;
+            out->b.recompute = rec;
+            out->b.host = host;
+            out->b.tp = tp;
+            out->b.cp = cpx;
+            out->b.pp = out->sched.send_ms[r];
+            out->b.dp = dout.grads_done_ms - out->sched.stage_end_ms[r] + dout.gather_exposed_ms;
+            out->b.optimizer = dout.optimizer_ms;
+            out->dp_alg = dout.alg;
+            out->dp_comm_ms = dout.comm_ms;
+        }
+    }
+    /* what the stage's own work does not explain is idle: the bubble */
+    out->b.bubble = end - out->b.compute - out->b.recompute - out->b.host - out->b.tp -
+                    out->b.cp - out->b.pp - out->b.dp - out->b.optimizer;
+    if (out->b.bubble < 0)
+        out->b.bubble = 0;
+    out->iteration_ms = end;
+    out->stage = worst;
+    out->recompute = rc;
+    out->recompute_layers = rc == CP_RC_FULL ? l->recompute_layers : 0;
+    out->fwd_ms = out->bwd_ms = 0;
+    out->tp_comm_ms = 0;
+    for (c = 0; c < v; c++) {
+        out->fwd_ms += fwd[worst * v + c];
+        out->bwd_ms += bwd[worst * v + c];
+        out->tp_comm_ms += cc[worst * v + c].tp_all * m / 1000;
+    }
+    flops = l->gbs * cp_model_flops_per_seq(x, l->seq, 0);
+    out->tokens_per_s_per_gpu = l->gbs * (double)l->seq / (end / 1000) / l->gpus;
+    out->model_tflops_per_gpu = flops / (end / 1000) / l->gpus / 1e12;
+    out->mfu = out->model_tflops_per_gpu * 1e12 /
+               (l->precision == CP_PREC_FP8 && g->peak8 > 0 ? g->peak8 : g->peak16);
+    cp_llm_memory(x, l, rc, &out->mem);
+    out->fits = g->capacity <= 0 || out->mem.total <= g->capacity;
+    {
+        double best = -1;
+        int i;
+        out->bound = "compute";
+        for (i = 0; i < CP_LLM_TERMS; i++) {
+            double t = cp_llm_term(&out->b, i);
+            if (i == 1 || i == 2) /* recompute and host count with compute */
+                continue;
+            if (i == 0)
+                t += out->b.recompute + out->b.host;
+            if (t > best) {
+                best = t;
+                out->bound = cp_llm_term_name(i);
+            }
+        }
+        if (!out->fits)
+            out->bound = "memory";
+    }
+    free(fwd), free(bwd), free(cc);
+    if (!o->keep_events) {
+        cp_sched_free(&out->sched);
+        out->have_sched = 0;
+    }
+    return CP_OK;
+}
+
+void cp_llm_block_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
+                     const cp_groups *G, cp_recompute rc, double *fwd_ms, double *bwd_ms)
+{
+    passes P;
+    price_passes(x, l, g, G, rc, &P);
+    *fwd_ms = pass_total(&P.blk_f) / 1000;
+    *bwd_ms = (pass_total(&P.blk_b) + pass_total(&P.blk_re)) / 1000;
+}
+
+/* The memory of layout l under recomputation rc fits the GPU. */
+static int fits_with(const cp_xformer *x, const cp_layout *l, const cp_gpu *g, cp_recompute rc)
+{
+    cp_llm_mem m;
+    cp_llm_memory(x, l, rc, &m);
+    return g->capacity <= 0 || m.total <= g->capacity;
+}
+
+int cp_llm_predict(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
+                   const cp_groups *G, const cp_llm_opts *o, cp_llm_result *out, cp_err *e)
+{
+    cp_layout lk = *l;
+    int64_t lo, hi;
+    if (l->recompute != CP_RC_AUTO)
+        return predict_at(x, l, g, G, o, l->recompute, out, e);
+    /* auto (eq. M5): the least recomputation that fits: none, selective,
+     * then full recomputation of the fewest blocks per chunk */
+    lk.recompute_layers = 0;
+    if (fits_with(x, &lk, g, CP_RC_NONE))
+        return predict_at(x, &lk, g, G, o, CP_RC_NONE, out, e);
+    if (fits_with(x, &lk, g, CP_RC_SELECTIVE))
+        return predict_at(x, &lk, g, G, o, CP_RC_SELECTIVE, out, e);
+    lo = 1, hi = lk.layers_per_chunk; /* the least n that fits, by bisection */
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        lk.recompute_layers = (int)mid;
+        if (fits_with(x, &lk, g, CP_RC_FULL))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    lk.recompute_layers = lo < lk.layers_per_chunk ? (int)lo : 0;
+    return predict_at(x, &lk, g, G, o, CP_RC_FULL, out, e);
+}
