@@ -102,7 +102,8 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(CPPFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h tests/unit/testtopo.h $(LIB)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h tests/unit/testtopo.h tests/unit/llm_rows.h \
+                  $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(CPPFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS) -lcmocka
 
@@ -235,12 +236,19 @@ bench: deps $(BUILD)/bench
 
 # ---------------------------------------------------------------- data
 NCCL_TABLES := ../shared/data/nccl-tests
-calibration: all
+calibration: all $(BUILD)/fit-llm
 	./coarse-plan calibrate $(NCCL_TABLES)/v100-sxm2-8gpu-hybridcubemesh_konnase.txt \
 	    -t topologies/dgx1-v100.json
 	./coarse-plan calibrate $(NCCL_TABLES)/aws-p3dn-2node-16xV100_efa.txt \
 	    -t topologies/aws-p3dn.json --hosts 2
 	@echo "copy the fitted numbers into tools/topogen.py (CAL_*) and run make topologies"
+	$(BUILD)/fit-llm
+	@echo "copy the fitted constants into src/llm/gpu.c's calibs[] (docs/calibration.md)"
+
+# The large-model compute fit (docs/calibration.md, "Large-model compute"):
+# the published runs of ../shared/data/llm read in place.
+$(BUILD)/fit-llm: tools/fit-llm.c tests/unit/llm_rows.h $(LIB)
+	$(CC) $(ALLCFLAGS) $(CPPFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
 
 topologies:
 	python3 tools/topogen.py

@@ -43,15 +43,17 @@ static int nic_shares(const cp_topo *t, int host, const int *member, double *sca
             w[j] = 0;
             if (t->nodes[j].kind != CP_NIC || t->nodes[j].host != host)
                 continue;
+            /* widest first, then fewest hops (NCCL's path types: a NIC under
+             * the GPU's own PCIe switch before one across the socket) */
             if (cp_route_find(t, g, j, NULL, &r, &tmp) == CP_OK)
-                w[j] = r.gbs;
+                w[j] = r.gbs * (1 - 1e-6 * r.narcs);
             if (w[j] > best)
                 best = w[j];
         }
         for (j = 0; j < t->nnodes; j++)
-            near += best > 0 && w[j] >= best * (1 - 1e-9);
+            near += best > 0 && w[j] >= best * (1 - 1e-12);
         for (j = 0; j < t->nnodes; j++)
-            if (best > 0 && w[j] >= best * (1 - 1e-9)) {
+            if (best > 0 && w[j] >= best * (1 - 1e-12)) {
                 all[j] += 1.0 / near;
                 if (member[g])
                     mine[j] += 1.0 / near;
