@@ -340,8 +340,6 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
            : o->p.framework == CP_FW_MIRRORED ? "MirroredStrategy (one pack after backward)"
                                               : "DDP buckets",
            pr->single_ms, pr->compute_source);
-    if (pr->tp > 1) /* single_ms is already each GPU's share */
-        printf(" as 1/%d of the model on each tensor-parallel GPU", pr->tp);
     if (o->p.accum_steps > 1)
         printf(" x %d micro-batches", o->p.accum_steps);
     if (pr->copy_ms > 0)

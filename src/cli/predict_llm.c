@@ -226,17 +226,34 @@ static const char *unavailable(const cp_groups *G, const cp_layout *l, cp_coll_a
     return NULL;
 }
 
-/* The model's transformer and the layout, resolved on machine t. */
-static int resolve(const cli_llm *L, const cp_model *m, const cp_topo *t, const char *model,
-                   cp_layout *l, cp_err *e)
+/* The model's transformer and the layout, resolved on `hosts` copies of
+ * host t. */
+static int resolve(const cli_llm *L, const cp_model *m, const cp_topo *t, int hosts,
+                   const char *model, cp_layout *l, cp_err *e)
 {
     *l = L->lay;
     if (m->xf.layers <= 0)
         return cp_fail_at(e, CP_EINPUT, model, 0, 0, NULL,
                           "a large-model layout needs the model's \"transformer\" block "
                           "(docs/formats.md; import hf-config writes it)");
-    return cp_layout_resolve(l, &m->xf, t->ngpus, t->ngpus / (t->nhosts > 0 ? t->nhosts : 1),
-                             e);
+    return cp_layout_resolve(l, &m->xf, t->ngpus * hosts, t->ngpus / t->nhosts, e);
+}
+
+/* The machine of a layout: one host of the file (`gpus` of its GPUs), which
+ * the groups replicate as far as each spans (groups.h), never the whole
+ * machine: --hosts 2048 costs what --hosts 2 does.  A file of several
+ * hosts is taken whole (--hosts must then be 1). */
+int cli_llm_machine(const char *path, int gpus, int hosts, cp_topo **t, cp_err *e)
+{
+    int rc = cp_topo_load_machine(path, gpus, 1, t, e), n;
+    if (rc == CP_OK && hosts > 1 && (n = (*t)->nhosts) > 1) {
+        cp_topo_free(*t);
+        *t = NULL;
+        return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL,
+                          "--hosts replicates a single-host topology; this one already "
+                          "describes %d hosts", n);
+    }
+    return rc;
 }
 
 static const char *fw_title(const cp_layout *l)
@@ -252,8 +269,8 @@ static void print_header(const cp_model *m, const cp_topo *t, const cp_layout *l
                          const cp_gpu *g, const cp_llm_result *r)
 {
     const cp_llm_mem *mm = &r->mem;
-    printf("# predict: %s on %s (%d GPUs, %d a host), %s\n", m->name, t->name, t->ngpus,
-           l->per_host, fw_title(l));
+    printf("# predict: %s on %s x%d (%d GPUs, %d a host), %s\n", m->name, t->name, l->hosts,
+           l->gpus, l->per_host, fw_title(l));
     printf("# layout: TP %d x CP %d x DP %d x PP %d", l->tp, l->cp, l->dp, l->pp);
     if (l->vp > 1)
         printf(" (interleaved, %d chunks a stage)", l->vp);
@@ -311,7 +328,7 @@ static void print_csv(const cp_model *m, const cp_topo *t, const cp_layout *l,
     for (k = 0; k < n; k++) {
         const cp_llm_result *r = &res[k];
         printf("%s,%s,%d,%s,%d,%d,%d,%d,%d,%d,%d,%s,%s,%.4f,%.3f,%.4f,%.3f,%d", m->name,
-               t->name, t->ngpus, cp_strategy_name(list[k]), l->tp, l->cp, l->dp, l->pp, l->vp,
+               t->name, l->gpus, cp_strategy_name(list[k]), l->tp, l->cp, l->dp, l->pp, l->vp,
                l->mbs, l->gbs, cp_precision_name(l->precision),
                cp_recompute_name(r->recompute), r->iteration_ms, r->tokens_per_s_per_gpu,
                r->mfu, r->mem.total / 1e9, r->fits);
@@ -377,7 +394,8 @@ static int print_json(const cp_model *m, const cp_topo *t, const cp_layout *l,
     int k;
     json_object_set_new(root, "model", json_string(m->name));
     json_object_set_new(root, "topology", json_string(t->name));
-    json_object_set_new(root, "gpus", json_integer(t->ngpus));
+    json_object_set_new(root, "hosts", json_integer(l->hosts));
+    json_object_set_new(root, "gpus", json_integer(l->gpus));
     json_object_set_new(root, "framework", json_string(cp_llm_fw_name(l->fw)));
     for (k = 0; k < n; k++) {
         json_t *s = json_object();
@@ -411,8 +429,8 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
     cp_gpu g;
     memset(res, 0, sizeof res);
     if ((rc = cp_model_load(r->model, &m, e)) ||
-        (rc = cp_topo_load_machine(r->topo, r->gpus, r->hosts, &t, e)) ||
-        (rc = resolve(L, m, t, r->model, &l, e)) || (rc = cp_gpu_from_topo(t, &g, e)))
+        (rc = cli_llm_machine(r->topo, r->gpus, r->hosts, &t, e)) ||
+        (rc = resolve(L, m, t, r->hosts, r->model, &l, e)) || (rc = cp_gpu_from_topo(t, &g, e)))
         goto done;
     if (l.precision == CP_PREC_FP8 && g.peak8 <= 0) {
         rc = cp_fail_at(e, CP_EINPUT, r->topo, 0, 0, NULL,
@@ -439,9 +457,9 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
     }
     if (rc == CP_OK && r->svg) {
         char title[256];
-        snprintf(title, sizeof title, "%s on %s (%d GPUs): TP %d x CP %d x DP %d x PP %d, "
-                 "one iteration (coarse-plan predict)", m->name, t->name, t->ngpus, l.tp, l.cp,
-                 l.dp, l.pp);
+        snprintf(title, sizeof title, "%s on %s x%d (%d GPUs): TP %d x CP %d x DP %d x PP %d, "
+                 "one iteration (coarse-plan predict)", m->name, t->name, l.hosts, l.gpus, l.tp,
+                 l.cp, l.dp, l.pp);
         rc = cli_llm_pipeline_svg(r->svg, title, &l, &res[0], e);
     }
     if (rc)

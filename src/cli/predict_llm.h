@@ -118,6 +118,11 @@ typedef struct cli_llm_run {
 
 int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e);
 
+/* The host a layout is priced on: one host of `path` (its first `gpus`
+ * GPUs), the `hosts` copies never built (groups.h replicates each group as
+ * far as it spans).  CP_OK and *t owned by the caller. */
+int cli_llm_machine(const char *path, int gpus, int hosts, cp_topo **t, cp_err *e);
+
 /* The `parallel` object of one prediction (predict --json, search --json). */
 json_t *cli_llm_parallel_json(const cp_layout *l, const cp_llm_result *res);
 

@@ -52,7 +52,7 @@ int cp_predict_any(const cp_predictor *pr, cp_strategy s, const cp_predict_opts 
     cp_plan pl;
     int rc;
     if ((s != CP_S_PROXY && s != CP_S_COARSE && s != CP_S_COARSE_MPI) || cp_framework_sharded(o->framework) ||
-        o->framework == CP_FW_MIRRORED || o->tp > 1) /* cp_predict says why not */
+        o->framework == CP_FW_MIRRORED) /* cp_predict says why not */
         return cp_predict(pr, s, o, keep_runs, out, e);
     memset(out, 0, sizeof *out);
     out->strategy = s;

@@ -132,17 +132,11 @@ int cp_model_states(const cp_predictor *p, const cp_predict_opts *o, cp_mem *out
     }
     if (o->offload)
         out->optim = 0; /* the optimizer states live in host memory (eq. Z6) */
-    if (p->tp > 1) { /* eq. T1: every GPU holds 1/T of every block's tensors */
-        out->weights /= p->tp;
-        out->grads /= p->tp;
-        out->optim /= p->tp;
-        out->buffers /= p->tp;
-    }
     out->states = out->weights + out->grads + out->optim + out->buffers + out->gathered;
     if (o->activation_gb > 0) { /* measured beats estimated */
         out->activations = o->activation_gb * 1e9;
     } else {
-        out->activations = cp_activation_bytes(m, o->act_bytes, p->tp, o->recompute,
+        out->activations = cp_activation_bytes(m, o->act_bytes, 1, o->recompute,
                                                o->flash_attn);
         out->act_estimated = out->activations > 0;
     }

@@ -59,7 +59,7 @@ const char *cp_pool_strategy_why_not(const cp_predictor *p)
 {
     if (p->pool)
         return "the pool runs collectives over every GPU; hybrid sharding's in-host and "
-               "peer operations and --tp's are the network's";
+               "peer operations are the network's";
     return "the machine has no CXL pool (no cxl_switch node, no pool block)";
 }
 

@@ -28,20 +28,6 @@ static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, cons
 {
     cp_coll_alg alg;
     double ms;
-    if (p->tp > 1) { /* eq. T1: each GPU's 1/T of the bucket, among its peers */
-        cp_proto pr = CP_PROTO_SIMPLE;
-        int tree = 0;
-        *how = "none";
-        *proto = "-";
-        if (p->coll.nhosts <= 1)
-            return 0; /* one host, one tensor-parallel group: nothing to all-reduce */
-        if (s != CP_S_RING && s != CP_S_AUTO && s != CP_S_BEST)
-            return -1;
-        ms = cp_coll_peers_us(&p->coll, bytes * p->tp, s != CP_S_RING, &pr, &tree);
-        *how = tree ? "peers-tree" : "peers";
-        *proto = cp_proto_name(pr);
-        return ms < 0 ? -1 : ms / 1e3;
-    }
     ms = cp_strategy_coll_ms(p, s, CP_OP_ALLREDUCE, bytes, &alg, proto);
     *how = s == CP_S_MPI    ? "mpi"
            : s == CP_S_POOL ? "pool"
@@ -54,11 +40,7 @@ static double bucket_ms(const cp_predictor *p, cp_strategy s, double bytes, cons
 static void why_not(const cp_predictor *p, cp_strategy s, cp_framework f, cp_prediction *out)
 {
     cp_coll_alg alg = cp_strategy_alg(s);
-    if (p->tp > 1)
-        snprintf(out->why_not, sizeof out->why_not,
-                 "under --tp each GPU all-reduces its 1/T of the gradients with its peers on "
-                 "the other hosts: ring, auto or best");
-    else if (s == CP_S_POOL)
+    if (s == CP_S_POOL)
         snprintf(out->why_not, sizeof out->why_not, "%s", cp_pool_strategy_why_not(p));
     else if (s == CP_S_MPI)
         snprintf(out->why_not, sizeof out->why_not, "%s",
@@ -95,11 +77,9 @@ static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *
     double first, cap;
     int i, rc;
     cp_ddp_caps(o->first_bucket_mb, o->bucket_mb, o->apex_elems, p->elem_bytes, &first, &cap);
-    rc = cp_buckets_ddp(p->model, &p->comp, p->elem_bytes, first * p->tp, cap * p->tp, &bk, e);
+    rc = cp_buckets_ddp(p->model, &p->comp, p->elem_bytes, first, cap, &bk, e);
     if (rc)
         return rc;
-    for (i = 0; i < bk.n; i++) /* under tensor parallelism a GPU holds 1/T of each */
-        bk.b[i].bytes /= p->tp;
     if (keep && !(out->runs = calloc((size_t)bk.n + 1, sizeof *out->runs))) {
         cp_buckets_free(&bk);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
@@ -246,7 +226,6 @@ int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
                int keep_runs, cp_prediction *out, cp_err *e)
 {
     double finish = 0, end_compute = p->comp.lead_ms + p->comp.fwd_total + p->comp.bwd_total;
-    double tp_ms;
     int rc;
     if (cp_framework_sharded(o->framework))
         return cp_predict_sharded(p, s, o, keep_runs, out, e);
@@ -267,11 +246,6 @@ int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
     if (rc)
         return rc;
     out->available = 1;
-    /* eq. T1: the tensor-parallel all-reduces of every micro-batch are
-     * communication, on the compute stream */
-    tp_ms = p->tp_ms * (o->accum_steps > 1 ? o->accum_steps : 1);
-    out->compute_ms -= tp_ms;
-    out->comm_ms += tp_ms;
     /* eq. P6 */
     out->iteration_ms = (finish > end_compute ? finish : end_compute) + p->copy_out_ms +
                         p->comp.optimizer_ms;

@@ -163,60 +163,6 @@ int cp_prediction_ddp_spans(const cp_predictor *p, cp_prediction *out)
                : 0;
 }
 
-/* One all-reduce of `bytes` inside every host at once, as NCCL's tuner
- * runs it (us): the whole machine's on one host; on several, the in-host
- * reduce-scatter and all-gather phases (hier's or NVLS's, the faster). */
-static double host_allreduce_us(const cp_coll *c, double bytes)
-{
-    double us = -1, nv, a, b;
-    if (c->nhosts <= 1) {
-        cp_coll_best(c, CP_OP_ALLREDUCE, bytes, &us);
-        return us;
-    }
-    a = cp_coll_phase_us(c, CP_ALG_HIER, 0, bytes, NULL);
-    b = cp_coll_phase_us(c, CP_ALG_HIER, 2, bytes, NULL);
-    us = a >= 0 && b >= 0 ? a + b : -1;
-    a = cp_coll_phase_us(c, CP_ALG_NVLS, 0, bytes, NULL);
-    b = cp_coll_phase_us(c, CP_ALG_NVLS, 2, bytes, NULL);
-    nv = a >= 0 && b >= 0 ? a + b : -1;
-    return nv >= 0 && (us < 0 || nv < us) ? nv : us;
-}
-
-/* Eq. T1, Megatron-LM tensor parallelism over the GPUs of each host: every
- * block all-reduces its s x b x h activations twice in forward (after
- * attention and after the MLP) and twice in backward, inside the host, on
- * the compute stream.  Spread over the layers in proportion to their
- * compute (the blocks hold nearly all of it). */
-static int add_tensor_parallel(cp_predictor *p, const cp_predict_opts *o, cp_err *e)
-{
-    const cp_model *m = p->model;
-    const cp_xformer *x = &m->xf;
-    cp_compute *c = &p->comp;
-    double b = m->batch * (o->batch_scale > 0 ? o->batch_scale : 1), E, one, f, bw;
-    int l;
-    if (x->layers <= 0)
-        return cp_fail(e, CP_EINPUT, "--tp needs the model's \"transformer\" dimensions "
-                                     "(docs/formats.md): the activations it all-reduces");
-    if (p->coll.per_host != p->tp)
-        return cp_fail(e, CP_EINPUT, "--tp %d: tensor parallelism spans the GPUs of one host "
-                       "here, and %s has %d a host", p->tp, p->topo->name, p->coll.per_host);
-    E = o->act_bytes > 0 ? o->act_bytes : cp_dtype_bytes(m->dtype);
-    one = host_allreduce_us(&p->coll, (double)x->seq * b * (double)x->hidden * E) / 1e3;
-    if (one < 0)
-        return cp_fail(e, CP_EINPUT, "no all-reduce runs inside a host of %s", p->topo->name);
-    f = 2.0 * (double)x->layers * one;  /* forward's share, and backward's the same */
-    bw = f;
-    p->tp_ms = f + bw;
-    for (l = 0; l < c->nlayers; l++) {
-        if (c->fwd_total > 0)
-            c->fwd_ms[l] += f * c->fwd_ms[l] / c->fwd_total;
-        if (c->bwd_total > 0)
-            c->bwd_ms[l] += bw * c->bwd_ms[l] / c->bwd_total;
-    }
-    c->fwd_total += f;
-    c->bwd_total += bw; /* readiness follows in cp_compute_accumulate */
-    return CP_OK;
-}
 
 int cp_predictor_init(cp_predictor *p, const cp_model *m, const cp_topo *t,
                       const cp_predict_opts *o, cp_err *e)
@@ -244,9 +190,6 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
     rc = cp_compute_build(m, compute_ms, &p->comp, e);
     if (rc)
         return rc;
-    p->tp = o->tp > 1 ? o->tp : 1;
-    if (p->tp > 1) /* eq. T1: every GPU computes 1/T of every block and step */
-        cp_compute_scale(&p->comp, 1.0 / p->tp);
     if (o->compute_scale > 0 && o->compute_scale != 1)
         cp_compute_scale(&p->comp, o->compute_scale);
     if (o->batch_scale > 0 && o->batch_scale != 1)
@@ -259,8 +202,7 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
     micro_ms = p->comp.fwd_total + p->comp.bwd_total;
     p->mem_gbs = t->ngpus > 1 ? gpu_mem_gbs(t) : 0;
     if (o->framework == CP_FW_DDP) { /* Horovod copies on its own stream: run_horovod */
-        /* under tensor parallelism each GPU copies its 1/T of every gradient */
-        double pass = cp_compute_add_copies(&p->comp, m, p->elem_bytes, p->mem_gbs * p->tp);
+        double pass = cp_compute_add_copies(&p->comp, m, p->elem_bytes, p->mem_gbs);
         p->copy_out_ms = o->bucket_view ? 0 : pass;
         p->copy_ms = pass + p->copy_out_ms;
     }
@@ -279,12 +221,11 @@ int cp_predictor_init_like(cp_predictor *p, const cp_model *m, const cp_topo *t,
     } else {
         p->have_coll = 1;
     }
-    if ((rc = cp_pool_predictor_attach(p, like, o, e)) ||
-        (p->tp > 1 && (rc = add_tensor_parallel(p, o, e)))) {
+    if ((rc = cp_pool_predictor_attach(p, like, o, e))) {
         cp_predictor_free(p);
         return rc;
     }
-    cp_compute_accumulate(&p->comp, o->accum_steps, micro_ms + p->tp_ms);
+    cp_compute_accumulate(&p->comp, o->accum_steps, micro_ms);
     return CP_OK;
 }
 

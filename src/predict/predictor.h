@@ -99,8 +99,6 @@ typedef struct cp_predict_opts {
                                 (ZeRO-1, -2, -3; eq. Z6); CP_OFFLOAD_POOL: optimizer
                                 states (and under ZeRO-3 and FSDP parameter shards) in
                                 the shared CXL pool (docs/pool.md, eq. PL8); 0 none */
-    int tp;                  /* tensor-parallel degree (Megatron-LM, eq. T1): the GPUs of
-                                each host split every block; 0 or 1: none */
     double batch_scale;      /* the per-GPU batch as a multiple of the one the compute
                                 time was measured at: forward and backward grow with
                                 it, the optimizer step does not; <= 0 or 1: as
@@ -211,9 +209,6 @@ typedef struct cp_predictor {
     double pack_ms;          /* of which MirroredStrategy's concatenation into the pack,
                                 after backward (eq. P11) */
     double straggle_ms;      /* added by waiting for the slowest GPU (eq. P9) */
-    double tp_ms;            /* tensor parallelism's all-reduces of activations, one
-                                micro-batch, inside the compute timeline (eq. T1) */
-    int tp;                  /* tensor-parallel degree, 1 without */
     const char *compute_source; /* "measured", "model" or "estimated" (eq. P0) */
     struct cp_pool *pool;    /* the shared CXL pool's model, or NULL (pool_strategy.h) */
     int have_pool;           /* 1: pool is owned */

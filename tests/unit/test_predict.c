@@ -610,65 +610,6 @@ static void test_offload_one_gpu_by_hand(void **state)
     cp_model_free(m);
 }
 
-/* Tensor parallelism (eq. T1) over the NVLink pair of each host
- * (testtopo.h: in-host reduce-scatter and all-gather 1 + 0.5 S / 50e3 us
- * each; the ring of peers over two hosts 12 + 0.5 S / 5e3 us for an
- * S-byte buffer of which each GPU holds half).  The square's model (12 MiB
- * in layer 0, 4 MiB in layer 1, fp32), 30 ms on one GPU, two blocks of
- * s x b x h x E = 125 x 4 x 250 x 4 = 500,000 B:
- *   compute split two ways: forward 5 (3.75 + 1.25), backward 10
- *   one in-host all-reduce: 2 + 500000 / 50e3 = 12 us; 4 x 2 blocks x 12
- *     = 96 us, 48 in forward (layer 0 +36, layer 1 +12) and 48 in backward
- *   forward ends 5.048; layer 1 ready 5.048 + 2.512 = 7.56, layer 0 at
- *     7.56 + 7.536 = 15.096
- *   buckets (caps x 2: 2 MiB first, 50 MiB): {t1} 2 MiB a GPU, {t0} 6 MiB
- *   peers: t1 12 + 0.5 x 4194304 / 5e3 = 431.4304 us -> 7.9914304;
- *          t0 12 + 1258.2912 = 1270.2912 us -> 16.3662912
- * iteration 16.3662912, compute 15, comm 1.7977216, exposed 1.3662912.
- * Model states 80 MiB / 2 = 40 MiB. */
-static void test_tensor_parallel_by_hand(void **state)
-{
-    static const int64_t numel[] = {3 * MIB, MIB};
-    cp_model *m = make_model(numel, NULL, 2);
-    cp_xformer x = {.layers = 2, .hidden = 250, .heads = 2, .kv_heads = 2, .ffn = 1000,
-                    .seq = 125};
-    cp_topo *t;
-    cp_predictor pr;
-    cp_predict_opts o;
-    cp_prediction p;
-    cp_mem mem;
-    cp_err e;
-    (void)state;
-    m->xf = x;
-    m->batch = 4;
-    t = test_pair_nic_hosts(2);
-    cp_predict_opts_default(&o);
-    o.compute_ms = 30;
-    o.tp = 2;
-    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
-    assert_near(pr.tp_ms, 0.096, 1e-12);
-    assert_int_equal(cp_predict(&pr, CP_S_RING, &o, 1, &p, &e), CP_OK);
-    assert_int_equal(p.nruns, 2);
-    assert_near(p.runs[0].bytes, 2.0 * MIB, 0);
-    assert_near(p.runs[0].ready_ms, 7.56, 1e-9);
-    assert_near(p.runs[0].finish_ms, 7.9914304, 1e-9);
-    assert_near(p.runs[1].start_ms, 15.096, 1e-9);
-    assert_near(p.iteration_ms, 16.3662912, 1e-9);
-    assert_near(p.compute_ms, 15.0, 1e-9);
-    assert_near(p.comm_ms, 1.7977216, 1e-9);
-    assert_near(p.exposed_ms, 1.3662912, 1e-9);
-    cp_prediction_free(&p);
-    assert_int_equal(cp_model_states(&pr, &o, &mem, &e), CP_OK);
-    assert_near(mem.states, 40.0 * MIB, 1e-6);
-    cp_predictor_free(&pr);
-    /* the pair's hosts hold two GPUs: --tp 4 is refused */
-    o.tp = 4;
-    assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_EINPUT);
-    assert_non_null(strstr(e.msg, "2 a host"));
-    cp_topo_free(t);
-    cp_model_free(m);
-}
-
 /* FSDP (eq. Z2), same machine and compute; every layer a unit, gathers of
  * 12 MiB 0.19174368 ms and 4 MiB 0.06591456 ms, reduce-scatters the same.
  * Forward: AG0 [0, 0.19174368], AG1 [0.19174368, 0.25765824] (no layer to
@@ -1304,27 +1245,25 @@ static void test_compute_estimate_by_hand(void **state)
 /* Invariants (issue 4): iteration >= compute, exposed <= comm; a machine
  * with every link 10x faster never predicts a slower iteration; one GPU:
  * iteration = compute. */
-/* Every framework, FSDP under each sharding strategy (eq. Z3), ZeRO with
- * the optimizer offloaded (eq. Z6) and DDP under tensor parallelism over
- * each host (eq. T1; transformer models only): the variants the invariant
- * and one-GPU tests run. */
+/* Every framework, FSDP under each sharding strategy (eq. Z3) and ZeRO with
+ * the optimizer offloaded (eq. Z6): the variants the invariant and one-GPU
+ * tests run.  (Tensor parallelism is a large-model layout's: test_llm.c.) */
 static const struct {
     cp_framework fw;
-    int sharding, offload, tp;
+    int sharding, offload;
 } variants[] = {
-    {CP_FW_DDP, 0, 0, 0},
-    {CP_FW_HOROVOD, 0, 0, 0},
-    {CP_FW_ZERO1, 0, 0, 0},
-    {CP_FW_ZERO2, 0, 0, 0},
-    {CP_FW_FSDP, 0, 0, 0},
-    {CP_FW_FSDP, CP_SHARD_GRAD_OP, 0, 0},
-    {CP_FW_FSDP, CP_SHARD_HYBRID, 0, 0},
-    {CP_FW_FSDP, CP_SHARD_HYBRID | CP_SHARD_GRAD_OP, 0, 0},
-    {CP_FW_ZERO3, 0, 0, 0},
-    {CP_FW_MIRRORED, 0, 0, 0},
-    {CP_FW_ZERO2, 0, 1, 0},
-    {CP_FW_ZERO3, 0, 1, 0},
-    {CP_FW_DDP, 0, 0, 1},
+    {CP_FW_DDP, 0, 0},
+    {CP_FW_HOROVOD, 0, 0},
+    {CP_FW_ZERO1, 0, 0},
+    {CP_FW_ZERO2, 0, 0},
+    {CP_FW_FSDP, 0, 0},
+    {CP_FW_FSDP, CP_SHARD_GRAD_OP, 0},
+    {CP_FW_FSDP, CP_SHARD_HYBRID, 0},
+    {CP_FW_FSDP, CP_SHARD_HYBRID | CP_SHARD_GRAD_OP, 0},
+    {CP_FW_ZERO3, 0, 0},
+    {CP_FW_MIRRORED, 0, 0},
+    {CP_FW_ZERO2, 0, 1},
+    {CP_FW_ZERO3, 0, 1},
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
@@ -1357,11 +1296,6 @@ static void check_invariants(const char *model, const char *topo, int hosts)
         cp_predict_opts_default(&o);
         o.compute_ms = 250;
         set_variant(&o, fw);
-        if (variants[fw].tp) { /* every GPU of a host in one tensor-parallel group */
-            if (m->xf.layers == 0)
-                continue;
-            o.tp = t->ngpus / t->nhosts;
-        }
         assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
         assert_int_equal(cp_predictor_init(&pf, m, fast, &o, &e), CP_OK);
         for (s = 0; s < CP_STRATEGIES; s++) {
@@ -1420,9 +1354,8 @@ static void test_one_gpu(void **state)
     cp_topo_add_node(t, "g0", CP_GPU, 0);
     assert_int_equal(cp_topo_index(t, &e), CP_OK);
     for (fw = 0; fw < NVARIANTS; fw++) { /* every framework and sharding */
-        if (variants[fw].offload || variants[fw].tp)
-            continue; /* the host's optimizer step is work a lone GPU still does;
-                         one GPU has nobody to split a block with */
+        if (variants[fw].offload)
+            continue; /* the host's optimizer step is work a lone GPU still does */
         cp_predict_opts_default(&o);
         o.compute_ms = 12.5;
         set_variant(&o, fw);
@@ -1575,7 +1508,6 @@ int main(void)
         cmocka_unit_test(test_accumulation_by_hand), cmocka_unit_test(test_zero2_by_hand),
         cmocka_unit_test(test_batch_scale_by_hand),
         cmocka_unit_test(test_zero1_by_hand), cmocka_unit_test(test_offload_by_hand),
-        cmocka_unit_test(test_tensor_parallel_by_hand),
         cmocka_unit_test(test_offload_one_gpu_by_hand),
         cmocka_unit_test(test_fsdp_by_hand),
         cmocka_unit_test(test_fsdp_grad_op_by_hand),
