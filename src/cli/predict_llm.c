@@ -438,7 +438,7 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
                         "topology)", g.model);
         goto done;
     }
-    if ((rc = cp_groups_build(&G, t, &l, L->net_gbs, e)))
+    if ((rc = cp_groups_build(&G, t, &l, L->net_gbs, NULL, e)))
         goto done;
     have_groups = 1;
     for (k = 0; k < n && rc == CP_OK; k++) {

@@ -135,12 +135,103 @@ done:
     return rc;
 }
 
-/* Build group kind k's machine and collective model. */
+/* Build the machine and collective model of shape sh into m. */
+static int build_model(const cp_topo *base, const cp_group_shape *sh, double net_gbs,
+                       cp_group_model *m, cp_err *e)
+{
+    int rc, bad;
+    memset(m, 0, sizeof *m);
+    m->shape = *sh;
+    m->active = 1;
+    if ((rc = group_host(base, sh, net_gbs, &m->host, &m->nic_share, e)))
+        return rc;
+    if ((bad = cp_topo_unreachable_gpu(m->host)) != -1) {
+        if (bad == -2)
+            return cp_fail(e, CP_EINTERNAL, "out of memory");
+        return cp_fail_at(e, CP_EINPUT, base->src_path, 0, 0, NULL,
+                          "gpu \"%s\" cannot reach the rest of its group without the GPUs "
+                          "outside it (routes never pass through a GPU)",
+                          m->host->nodes[bad].id);
+    }
+    if (sh->hosts > 1) {
+        if ((rc = cp_topo_replicate(m->host, 2, &m->window, e)))
+            return rc;
+        rc = cp_coll_build_hosts(m->window, sh->hosts, 1, &m->coll, e);
+    } else {
+        rc = cp_coll_build(m->host, 1, &m->coll, e);
+    }
+    if (rc)
+        return rc;
+    m->have_coll = 1;
+    if (sh->hosts == 1)
+        m->nic_share = 0;
+    return CP_OK;
+}
+
+static void model_free(cp_group_model *m)
+{
+    if (m->have_coll)
+        cp_coll_free(&m->coll);
+    cp_topo_free(m->window);
+    cp_topo_free(m->host);
+    memset(m, 0, sizeof *m);
+}
+
+/* Two shapes price alike: the same local GPUs on the same number of hosts. */
+static int same_shape(const cp_group_shape *a, const cp_group_shape *b)
+{
+    return a->hosts == b->hosts && a->local == b->local &&
+           memcmp(a->idx, b->idx, (size_t)a->local * sizeof *a->idx) == 0;
+}
+
+void cp_group_cache_free(cp_group_cache *c)
+{
+    int i;
+    for (i = 0; i < c->n; i++)
+        model_free(&c->m[i]);
+    free(c->m);
+    free(c->net);
+    memset(c, 0, sizeof *c);
+}
+
+/* The cache's model of shape sh, built and added when missing; NULL with
+ * *rc set on failure. */
+static const cp_group_model *cached(cp_group_cache *c, const cp_topo *base,
+                                    const cp_group_shape *sh, double net_gbs, int *rc,
+                                    cp_err *e)
+{
+    int i;
+    for (i = 0; i < c->n; i++)
+        if (c->net[i] == net_gbs && same_shape(&c->m[i].shape, sh))
+            return &c->m[i];
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 16;
+        cp_group_model *m = realloc(c->m, (size_t)cap * sizeof *m);
+        double *net = m ? realloc(c->net, (size_t)cap * sizeof *net) : NULL;
+        if (m)
+            c->m = m;
+        if (!m || !net) {
+            *rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+            return NULL;
+        }
+        c->net = net;
+        c->cap = cap;
+    }
+    if ((*rc = build_model(base, sh, net_gbs, &c->m[c->n], e))) {
+        model_free(&c->m[c->n]);
+        return NULL;
+    }
+    c->net[c->n] = net_gbs;
+    return &c->m[c->n++];
+}
+
+/* Group kind k of layout l: its shape, and the model it prices with. */
 static int build_group(cp_groups *G, const cp_layout *l, cp_group_kind k, double net_gbs,
-                       cp_err *e)
+                       cp_group_cache *cache, cp_err *e)
 {
     cp_group_model *m = &G->g[k];
-    int rc, bad;
+    int j, rc = CP_OK;
+    int kk = (int)k;
     cp_layout_group(l, k, &m->shape);
     m->active = m->shape.size > 1;
     if (!m->active)
@@ -152,42 +243,34 @@ static int build_group(cp_groups *G, const cp_layout *l, cp_group_kind k, double
     if (!G->base)
         return cp_fail_at(e, CP_EINPUT, G->machine->src_path, 0, 0, NULL,
                           "large-model layouts need a topology of one host (replicated with "
-                          "--hosts) or of alike hosts given by --hosts; this file describes %d "
-                          "hosts", G->machine->nhosts);
-    if ((rc = group_host(G->base, &m->shape, net_gbs, &m->host, &m->nic_share, e)))
+                          "--hosts); this file describes %d hosts", G->machine->nhosts);
+    for (j = 0; j < kk; j++) /* DP x CP is DP when CP is 1; CP and PP pairs often alike */
+        if (G->use[j] && same_shape(&G->use[j]->shape, &m->shape)) {
+            G->use[k] = G->use[j];
+            return CP_OK;
+        }
+    if (cache) {
+        G->use[k] = cached(cache, G->base, &m->shape, net_gbs, &rc, e);
         return rc;
-    if ((bad = cp_topo_unreachable_gpu(m->host)) != -1) {
-        if (bad == -2)
-            return cp_fail(e, CP_EINTERNAL, "out of memory");
-        return cp_fail_at(e, CP_EINPUT, G->base->src_path, 0, 0, NULL,
-                          "gpu \"%s\" cannot reach the rest of its group without the GPUs "
-                          "outside it (routes never pass through a GPU)",
-                          m->host->nodes[bad].id);
     }
-    if (m->shape.hosts > 1) {
-        if ((rc = cp_topo_replicate(m->host, 2, &m->window, e)))
+    {
+        cp_group_shape sh = m->shape; /* build_model clears m */
+        if ((rc = build_model(G->base, &sh, net_gbs, m, e)))
             return rc;
-        rc = cp_coll_build_hosts(m->window, m->shape.hosts, 1, &m->coll, e);
-    } else {
-        rc = cp_coll_build(m->host, 1, &m->coll, e);
     }
-    if (rc)
-        return rc;
-    m->have_coll = 1;
-    if (m->shape.hosts == 1)
-        m->nic_share = 0;
+    G->use[k] = m;
     return CP_OK;
 }
 
 int cp_groups_build(cp_groups *G, const cp_topo *t, const cp_layout *l, double net_gbs,
-                    cp_err *e)
+                    cp_group_cache *cache, cp_err *e)
 {
     int k, rc = CP_OK;
     memset(G, 0, sizeof *G);
     G->machine = t;
     G->base = base_host(t);
     for (k = 0; k < CP_G_KINDS && rc == CP_OK; k++)
-        rc = build_group(G, l, (cp_group_kind)k, net_gbs, e);
+        rc = build_group(G, l, (cp_group_kind)k, net_gbs, cache, e);
     if (rc)
         cp_groups_free(G);
     return rc;
@@ -196,30 +279,31 @@ int cp_groups_build(cp_groups *G, const cp_topo *t, const cp_layout *l, double n
 void cp_groups_free(cp_groups *G)
 {
     int k;
-    for (k = 0; k < CP_G_KINDS; k++) {
-        cp_group_model *m = &G->g[k];
-        if (m->have_coll)
-            cp_coll_free(&m->coll);
-        cp_topo_free(m->window);
-        cp_topo_free(m->host);
-        memset(m, 0, sizeof *m);
-    }
+    for (k = 0; k < CP_G_KINDS; k++)
+        model_free(&G->g[k]); /* only what it built itself: shared ones are empty here */
+    memset(G, 0, sizeof *G);
+}
+
+const cp_group_model *cp_groups_model(const cp_groups *G, cp_group_kind k)
+{
+    return G->g[k].active ? G->use[k] : NULL;
 }
 
 const cp_coll *cp_groups_coll(const cp_groups *G, cp_group_kind k)
 {
-    return G->g[k].have_coll ? &G->g[k].coll : NULL;
+    const cp_group_model *m = cp_groups_model(G, k);
+    return m && m->have_coll ? &m->coll : NULL;
 }
 
 double cp_groups_us(const cp_groups *G, cp_group_kind k, cp_comm_kind op, double bytes,
                     cp_coll_alg alg, cp_coll_alg *used)
 {
-    const cp_group_model *m = &G->g[k];
+    const cp_coll *c = cp_groups_coll(G, k);
     cp_coll_op cop;
     double us;
     if (used)
         *used = CP_ALGS;
-    if (!m->active || bytes <= 0)
+    if (!c || bytes <= 0)
         return 0;
     switch (op) {
     case CP_CM_AR:
@@ -238,12 +322,12 @@ double cp_groups_us(const cp_groups *G, cp_group_kind k, cp_comm_kind op, double
         return -1;
     }
     if (alg == CP_ALGS) {
-        cp_coll_alg a = cp_coll_best(&m->coll, cop, bytes, &us);
+        cp_coll_alg a = cp_coll_best(c, cop, bytes, &us);
         if (used)
             *used = a;
         return us;
     }
     if (used)
         *used = alg;
-    return cp_coll_time_us(&m->coll, cop, alg, bytes);
+    return cp_coll_time_us(c, cop, alg, bytes);
 }

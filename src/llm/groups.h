@@ -24,6 +24,7 @@
 #include "cost/collective.h"
 #include "llm/ops.h"
 
+/* The machine of one group shape: its host, window and collective model. */
 typedef struct cp_group_model {
     cp_group_shape shape;
     int active;           /* the group has two or more GPUs */
@@ -34,18 +35,33 @@ typedef struct cp_group_model {
     double nic_share;     /* the NIC rate each member GPU gets, GB/s (0 inside a host) */
 } cp_group_model;
 
+/* Group machines kept across layouts (a search prices thousands of layouts
+ * made of a few dozen group shapes): keyed by the shape's local GPUs,
+ * hosts and the NIC rate override.  Owned entries; not thread-safe. */
+typedef struct cp_group_cache {
+    cp_group_model *m;    /* owned, n of them */
+    double *net;          /* the --net-gbs each was built with */
+    int n, cap;
+} cp_group_cache;
+
+void cp_group_cache_free(cp_group_cache *c);
+
 typedef struct cp_groups {
     const cp_topo *machine;   /* borrowed */
     const cp_topo *base;      /* borrowed: the host the machine replicates (or the machine) */
-    cp_group_model g[CP_G_KINDS];
+    cp_group_model g[CP_G_KINDS];   /* owned unless `from` says otherwise */
+    const cp_group_model *use[CP_G_KINDS]; /* the model each kind prices with: its own, an
+                                        earlier kind's of the same shape, or a cache's */
 } cp_groups;
 
-/* Build every group of layout l (resolved) on machine t (a single host, a
- * --hosts replica, or a multi-host file whose hosts are alike).  net_gbs >
- * 0 replaces every NIC's line rate (--net-gbs).  CP_EINPUT naming the
- * topology when a group's GPUs cannot reach each other. */
+/* Build every group of layout l (resolved) on machine t (a single host, or
+ * a --hosts replica of one).  net_gbs > 0 replaces every NIC's line rate
+ * (--net-gbs).  Groups of the same shape share one model; with a cache,
+ * shapes it holds are borrowed from it and new ones added to it (the cache
+ * must then outlive G).  CP_EINPUT naming the topology when a group's GPUs
+ * cannot reach each other. */
 int cp_groups_build(cp_groups *G, const cp_topo *t, const cp_layout *l, double net_gbs,
-                    cp_err *e);
+                    cp_group_cache *cache, cp_err *e);
 
 void cp_groups_free(cp_groups *G);
 
@@ -56,7 +72,9 @@ void cp_groups_free(cp_groups *G);
 double cp_groups_us(const cp_groups *G, cp_group_kind k, cp_comm_kind op, double bytes,
                     cp_coll_alg alg, cp_coll_alg *used);
 
-/* The collective model of group k (NULL for a group of one GPU). */
+/* The collective model of group k (NULL for a group of one GPU), and its
+ * machine. */
 const cp_coll *cp_groups_coll(const cp_groups *G, cp_group_kind k);
+const cp_group_model *cp_groups_model(const cp_groups *G, cp_group_kind k);
 
 #endif

@@ -284,6 +284,54 @@ static void row_plan_pod(const char *arg, char *res, size_t cap)
     cp_topo_free(t);
 }
 
+/* Llama 3.1 405B's published dimensions (its config.json), for the
+ * whole-process layout rows. */
+static const char llama405_config[] =
+    "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", "
+    "\"hidden_size\": 16384, \"intermediate_size\": 53248, \"num_attention_heads\": 128, "
+    "\"num_key_value_heads\": 8, \"num_hidden_layers\": 126, \"vocab_size\": 128256, "
+    "\"max_position_embeddings\": 131072, \"tie_word_embeddings\": false}\n";
+
+/* One run of the coarse-plan binary with `args` appended, its output
+ * discarded; the exit status. */
+static int run_cli(const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "./coarse-plan %s >/dev/null 2>&1", args);
+    return system(cmd);
+}
+
+static void cli_once(const char *args)
+{
+    if (run_cli(args) != 0) {
+        fprintf(stderr, "bench: coarse-plan %s failed\n", args);
+        exit(1);
+    }
+}
+
+/* A layout prediction of Llama 3.1 405B as a whole process (start, load
+ * the model and one host, build the groups, price, print): the median of
+ * 21 runs.  arg: the layout flags. */
+static void row_llm_process(const char *arg, char *res, size_t cap)
+{
+    char cfg[] = "/tmp/cp-bench-405b-XXXXXX.json", model[64], args[768];
+    int fd = mkstemps(cfg, 5);
+    double t;
+    if (fd < 0 || write(fd, llama405_config, sizeof llama405_config - 1) < 0)
+        exit(1);
+    close(fd);
+    snprintf(model, sizeof model, "%s.model", cfg);
+    snprintf(args, sizeof args, "import hf-config %s --dtype bf16 --seq-len 8192 -o %s", cfg,
+             model);
+    cli_once(args);
+    snprintf(args, sizeof args, "predict -m %s -t topologies/hgx-h100.json %s", model, arg);
+    cli_once(args); /* warm the page cache */
+    t = median_s(21, cli_once, args);
+    snprintf(res, cap, "%.1f ms a process (median of 21; %s)", t * 1e3, arg);
+    unlink(cfg);
+    unlink(model);
+}
+
 static const row rows[] = {
     {"load models/resnet50.json", row_load, "models/resnet50.json"},
     {"load models/gpt2-medium.json", row_load, "models/gpt2-medium.json"},
@@ -303,6 +351,10 @@ static const row rows[] = {
     {"plan bert-large hgx-h100-pod --hosts 4", row_plan_pod, "4"},
     {"plan bert-large hgx-h100-pod --hosts 16", row_plan_pod, "16"},
     {"plan bert-large hgx-h100-pod --hosts 64", row_plan_pod, "64"},
+    {"predict llama-3.1-405b layout, 16,384 H100", row_llm_process,
+     "--hosts 2048 --tp 8 --pp 16 --vp 4 --cp 2 --gbs 2048"},
+    {"predict llama-3.1-405b layout, 1,024 H100", row_llm_process,
+     "--hosts 128 --tp 8 --pp 8 --vp 8 --cp 2 --gbs 512"},
 };
 
 /* Run one row in a child; print its result and the child's peak RSS. */

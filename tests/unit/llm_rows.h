@@ -325,7 +325,7 @@ static const cp_groups *llm_groups_get(const cp_topo *t, const cp_layout *l, cp_
             return &llm_gc[i].G;
     if (llm_ngc == LLM_GCACHE)
         return NULL;
-    if (cp_groups_build(&llm_gc[llm_ngc].G, t, l, 0, e))
+    if (cp_groups_build(&llm_gc[llm_ngc].G, t, l, 0, NULL, e))
         return NULL;
     llm_gc[llm_ngc].t = t;
     llm_gc[llm_ngc].tp = l->tp, llm_gc[llm_ngc].cp = l->cp;

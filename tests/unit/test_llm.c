@@ -353,21 +353,21 @@ static void test_group_links(void **state)
     cp_err_clear(&e);
     assert_int_equal(cp_topo_load_hosts("topologies/hgx-h100.json", 4, &t, &e), CP_OK);
     assert_int_equal(cp_layout_resolve(&l, &x, t->ngpus, 8, &e), CP_OK);
-    assert_int_equal(cp_groups_build(&G, t, &l, 0, &e), CP_OK);
-    assert_int_equal(G.g[CP_G_DP].host->ngpus, 2);
-    assert_int_equal(cp_topo_count(G.g[CP_G_DP].host, CP_NIC), 2);
-    assert_near(G.g[CP_G_DP].nic_share, 50, 1e-9);
-    assert_int_equal(G.g[CP_G_DP].coll.nhosts, 2);
+    assert_int_equal(cp_groups_build(&G, t, &l, 0, NULL, &e), CP_OK);
+    assert_int_equal(cp_groups_model(&G, CP_G_DP)->host->ngpus, 2);
+    assert_int_equal(cp_topo_count(cp_groups_model(&G, CP_G_DP)->host, CP_NIC), 2);
+    assert_near(cp_groups_model(&G, CP_G_DP)->nic_share, 50, 1e-9);
+    assert_int_equal(cp_groups_model(&G, CP_G_DP)->coll.nhosts, 2);
     assert_near(G.g[CP_G_TP].nic_share, 0, 0); /* inside a host: NVLink */
     /* --net-gbs 25 halves the line rate */
     cp_groups_free(&G);
-    assert_int_equal(cp_groups_build(&G, t, &l, 25, &e), CP_OK);
-    assert_near(G.g[CP_G_DP].nic_share, 25, 1e-9);
+    assert_int_equal(cp_groups_build(&G, t, &l, 25, NULL, &e), CP_OK);
+    assert_near(cp_groups_model(&G, CP_G_DP)->nic_share, 25, 1e-9);
     cp_groups_free(&G);
     cp_topo_free(t);
     assert_int_equal(cp_topo_load_hosts("topologies/aws-p3dn.json", 4, &t, &e), CP_OK);
-    assert_int_equal(cp_groups_build(&G, t, &l, 0, &e), CP_OK);
-    assert_near(G.g[CP_G_DP].nic_share, 12.5 * 2 / 8 / 2, 1e-9);
+    assert_int_equal(cp_groups_build(&G, t, &l, 0, NULL, &e), CP_OK);
+    assert_near(cp_groups_model(&G, CP_G_DP)->nic_share, 12.5 * 2 / 8 / 2, 1e-9);
     cp_groups_free(&G);
     cp_topo_free(t);
 }
