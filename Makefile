@@ -15,7 +15,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CFLAGS   ?=
 ALLCFLAGS = $(CSTD) $(OPT) -g $(WARN) -ffp-contract=off $(SAN) $(CFLAGS)
 CPPFLAGS += -Isrc -Iinclude
-LDLIBS   := -lglpk -ljansson -lexpat -lhwloc -lm
+LDLIBS   := -lglpk -ljansson -lexpat -lhwloc -lm -lpthread
 
 SRC      := $(shell find src -name '*.c' ! -name main.c ! -path 'src/run/*' | LC_ALL=C sort)
 OBJ      := $(SRC:%.c=$(BUILD)/%.o)

@@ -29,6 +29,7 @@ static const command commands[] = {
     {"import", cmd_import, "convert NCCL XML, nvidia-smi matrices, Hugging Face configs to JSON"},
     {"calibrate", cmd_calibrate, "fit link efficiencies and step latencies to nccl-tests output"},
     {"pod", cmd_pod, "a CXL pool shared by many hosts: iterations and collectives as CSV"},
+    {"search", cmd_search, "the fastest large-model layouts that fit, and what a pool changes"},
 };
 
 static void usage(FILE *f)

@@ -29,6 +29,7 @@ int cmd_simulate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_pod(int argc, char **argv); /* cmd_pod.c: the CXL pool reports */
+int cmd_search(int argc, char **argv); /* cmd_search.c: large-model layouts */
 
 /* Print e when rc is not CP_OK; returns rc (the exit code). */
 int cli_report(int rc, const cp_err *e);

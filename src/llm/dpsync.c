@@ -59,6 +59,12 @@ static double optimizer_ms(const cp_gpu *g, double shard, double local, double g
     return bytes / (g->hbm * g->cal.mem_eff) * 1e3 + 4 * g->cal.kernel_us / 1e3;
 }
 
+double cp_dp_optimizer_ms(const cp_layout *l, const cp_gpu *g, double params)
+{
+    double n = (double)l->dp * l->cp, gb = l->grad_fp32 ? 4 : 2;
+    return optimizer_ms(g, l->zero >= 1 ? params / n : params, params, gb);
+}
+
 void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
 {
     const cp_layout *l = in->l;

@@ -53,4 +53,7 @@ double cp_dp_per_micro_ms(const cp_layout *l, const cp_groups *G, cp_coll_alg al
 
 void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out);
 
+/* The optimizer step of a GPU holding `params` (after TP), ms (eq. D4). */
+double cp_dp_optimizer_ms(const cp_layout *l, const cp_gpu *g, double params);
+
 #endif

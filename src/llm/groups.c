@@ -187,8 +187,10 @@ static int same_shape(const cp_group_shape *a, const cp_group_shape *b)
 void cp_group_cache_free(cp_group_cache *c)
 {
     int i;
-    for (i = 0; i < c->n; i++)
-        model_free(&c->m[i]);
+    for (i = 0; i < c->n; i++) {
+        model_free(c->m[i]);
+        free(c->m[i]);
+    }
     free(c->m);
     free(c->net);
     memset(c, 0, sizeof *c);
@@ -200,29 +202,36 @@ static const cp_group_model *cached(cp_group_cache *c, const cp_topo *base,
                                     const cp_group_shape *sh, double net_gbs, int *rc,
                                     cp_err *e)
 {
+    cp_group_model *m;
     int i;
     for (i = 0; i < c->n; i++)
-        if (c->net[i] == net_gbs && same_shape(&c->m[i].shape, sh))
-            return &c->m[i];
+        if (c->net[i] == net_gbs && same_shape(&c->m[i]->shape, sh))
+            return c->m[i];
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 16;
-        cp_group_model *m = realloc(c->m, (size_t)cap * sizeof *m);
-        double *net = m ? realloc(c->net, (size_t)cap * sizeof *net) : NULL;
-        if (m)
-            c->m = m;
-        if (!m || !net) {
+        cp_group_model **ms = realloc(c->m, (size_t)cap * sizeof *ms);
+        double *net = ms ? realloc(c->net, (size_t)cap * sizeof *net) : NULL;
+        if (ms)
+            c->m = ms;
+        if (!ms || !net) {
             *rc = cp_fail(e, CP_EINTERNAL, "out of memory");
             return NULL;
         }
         c->net = net;
         c->cap = cap;
     }
-    if ((*rc = build_model(base, sh, net_gbs, &c->m[c->n], e))) {
-        model_free(&c->m[c->n]);
+    if (!(m = calloc(1, sizeof *m))) {
+        *rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+        return NULL;
+    }
+    if ((*rc = build_model(base, sh, net_gbs, m, e))) {
+        model_free(m);
+        free(m);
         return NULL;
     }
     c->net[c->n] = net_gbs;
-    return &c->m[c->n++];
+    c->m[c->n++] = m;
+    return m;
 }
 
 /* Group kind k of layout l: its shape, and the model it prices with. */

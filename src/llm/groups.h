@@ -39,7 +39,7 @@ typedef struct cp_group_model {
  * made of a few dozen group shapes): keyed by the shape's local GPUs,
  * hosts and the NIC rate override.  Owned entries; not thread-safe. */
 typedef struct cp_group_cache {
-    cp_group_model *m;    /* owned, n of them */
+    cp_group_model **m;   /* owned, n of them, each allocated alone (its address stays) */
     double *net;          /* the --net-gbs each was built with */
     int n, cap;
 } cp_group_cache;

@@ -82,7 +82,12 @@ static void pass_cost_of(const cp_xformer *x, const cp_layout *l, const cp_gpu *
         if (sel_only && !(s->flags & CP_SF_SEL))
             continue;
         if (s->kind == CP_ST_COMM) {
-            double t = cp_groups_us(G, s->group, s->comm, s->comm_bytes, CP_ALGS, NULL);
+            double t;
+            if (!G) { /* a lower bound: the kernels alone (cp_llm_lower_bound_ms) */
+                pc->nkern++;
+                continue;
+            }
+            t = cp_groups_us(G, s->group, s->comm, s->comm_bytes, CP_ALGS, NULL);
             double ex = t;
             if (hide && (s->flags & CP_SF_HIDE)) {
                 ex = t - next_gemm_us(g, st, i);
@@ -106,7 +111,7 @@ static void pass_cost_of(const cp_xformer *x, const cp_layout *l, const cp_gpu *
                 attn += t;
         }
     }
-    if (!sel_only)
+    if (!sel_only && G)
         pc->cp = cp_exchange_us(x, l, G, attn, bwd, cp_gpu_overlap_loss(g));
     {
         double host = pc->nkern * g->cal.host_us, gpu = pc->kernel + pc->tp + pc->cp;
@@ -388,29 +393,59 @@ static int fits_with(const cp_xformer *x, const cp_layout *l, const cp_gpu *g, c
     return g->capacity <= 0 || m.total <= g->capacity;
 }
 
-int cp_llm_predict(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
-                   const cp_groups *G, const cp_llm_opts *o, cp_llm_result *out, cp_err *e)
+cp_recompute cp_llm_resolve_recompute(const cp_xformer *x, cp_layout *l, const cp_gpu *g)
 {
-    cp_layout lk = *l;
     int64_t lo, hi;
     if (l->recompute != CP_RC_AUTO)
-        return predict_at(x, l, g, G, o, l->recompute, out, e);
+        return l->recompute;
     /* auto (eq. M5): the least recomputation that fits: none, selective,
      * then full recomputation of the fewest blocks per chunk */
-    lk.recompute_layers = 0;
-    if (fits_with(x, &lk, g, CP_RC_NONE))
-        return predict_at(x, &lk, g, G, o, CP_RC_NONE, out, e);
-    if (fits_with(x, &lk, g, CP_RC_SELECTIVE))
-        return predict_at(x, &lk, g, G, o, CP_RC_SELECTIVE, out, e);
-    lo = 1, hi = lk.layers_per_chunk; /* the least n that fits, by bisection */
+    l->recompute_layers = 0;
+    if (fits_with(x, l, g, CP_RC_NONE))
+        return CP_RC_NONE;
+    if (fits_with(x, l, g, CP_RC_SELECTIVE))
+        return CP_RC_SELECTIVE;
+    lo = 1, hi = l->layers_per_chunk; /* the least n that fits, by bisection */
     while (lo < hi) {
         int64_t mid = (lo + hi) / 2;
-        lk.recompute_layers = (int)mid;
-        if (fits_with(x, &lk, g, CP_RC_FULL))
+        l->recompute_layers = (int)mid;
+        if (fits_with(x, l, g, CP_RC_FULL))
             hi = mid;
         else
             lo = mid + 1;
     }
-    lk.recompute_layers = lo < lk.layers_per_chunk ? (int)lo : 0;
-    return predict_at(x, &lk, g, G, o, CP_RC_FULL, out, e);
+    l->recompute_layers = lo < l->layers_per_chunk ? (int)lo : 0;
+    return CP_RC_FULL;
+}
+
+int cp_llm_predict(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
+                   const cp_groups *G, const cp_llm_opts *o, cp_llm_result *out, cp_err *e)
+{
+    cp_layout lk = *l;
+    cp_recompute rc = cp_llm_resolve_recompute(x, &lk, g);
+    return predict_at(x, &lk, g, G, o, rc, out, e);
+}
+
+double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g)
+{
+    cp_layout lk = *l;
+    cp_recompute rc = cp_llm_resolve_recompute(x, &lk, g);
+    int p = lk.pp, v = lk.vp, r = p - 1, c, G;
+    double fill = 0, busy = 0;
+    passes P;
+    price_passes(x, &lk, g, NULL, rc, &P);
+    /* the first micro-batch reaches the last stage through chunks 0 .. p-2,
+     * and the last one's gradient returns through them (eq. S2): the last
+     * stage's work lies between */
+    for (G = 0; G < p - 1; G++) {
+        chunk_cost cc;
+        chunk_of(&lk, &P, G % p, G / p, &cc);
+        fill += cc.fwd + cc.bwd;
+    }
+    for (c = 0; c < v; c++) {
+        chunk_cost cc;
+        chunk_of(&lk, &P, r, c, &cc);
+        busy += (cc.fwd + cc.bwd) * lk.micro;
+    }
+    return (fill + busy) / 1000 + cp_dp_optimizer_ms(&lk, g, cp_stage_params(x, &lk, r) / lk.tp);
 }

@@ -68,6 +68,17 @@ int cp_llm_predict(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
 
 void cp_llm_result_free(cp_llm_result *r);
 
+/* The recomputation layout l runs with: its own, or under CP_RC_AUTO the
+ * least that fits (setting l->recompute_layers for partial full
+ * recomputation; eq. M5). */
+cp_recompute cp_llm_resolve_recompute(const cp_xformer *x, cp_layout *l, const cp_gpu *g);
+
+/* A lower bound on cp_llm_predict's iteration for layout l, from its
+ * kernels alone (no group machine needed): the last stage's work plus the
+ * first micro-batch's way to it and the last one's way back, plus its
+ * optimizer step (search.c prunes with it). */
+double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g);
+
 /* One transformer block's forward and backward (recomputation included)
  * for one micro-batch on one GPU, ms: what Korthikanti et al.'s Table 4
  * measures. */

@@ -1,0 +1,210 @@
+/*
+ * cmd_search.c - `coarse-plan search`: the fastest large-model layouts that
+ * fit a model, machine and global batch, best first, with the breakdown of
+ * each and the term that binds it (src/llm/search.h; docs/cli.md).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/predict_llm.h"
+#include "core/units.h"
+#include "llm/search.h"
+#include "load/load.h"
+
+static const cli_usage_text usage = {
+    "usage: coarse-plan search -m MODEL -t TOPO --hosts H --gbs G [OPTIONS]\n",
+    "Search every tensor x context x data x pipeline layout (with interleaving),\n"
+    "micro-batch and sharding a framework can run on the machine for the model and\n"
+    "global batch; keep what fits; rank by predicted iteration time.  Layouts are\n"
+    "priced by predict's own evaluation, in order of a lower bound from their\n"
+    "kernels, until no remaining one can rank.\n",
+    "The model: docs/model.md, \"Searching layouts\".\n"};
+
+typedef struct opts {
+    const char *model, *topo;
+    int hosts, gpus, json, top, threads, max_vp, exhaustive;
+    cli_llm llm;
+    cp_framework dp_fw;      /* --framework's data-parallel choices land here (refused) */
+} opts;
+
+static int parse_opts(int argc, char **argv, opts *o)
+{
+    cli_llm *L = &o->llm;
+    const cli_option table[] = {
+        OPT_STRING('m', "model", "FILE", &o->model,
+                   "model JSON with a transformer block (import hf-config writes one)"),
+        OPT_STRING('t', "topo", "FILE", &o->topo, "topology JSON of one host"),
+        OPT_INT(0, "hosts", "H", &o->hosts, 1, CP_MAX_HOSTS, "hosts (default 1)"),
+        OPT_INT(0, "gpus", "G", &o->gpus, 1, CLI_MAX_GPUS,
+                "use the first G GPUs of each host (default: all)"),
+        OPT_CALLBACK(0, "gbs", "G", L, cli_llm_opt_gbs, "global batch, sequences (required)"),
+        OPT_CALLBACK(0, "seq", "S", L, cli_llm_opt_seq, "tokens per sequence (default the model's)"),
+        OPT_CALLBACK(0, "precision", "P", L, cli_llm_opt_precision, "bf16 (default), fp16 or fp8"),
+        OPT_CALLBACK(0, "framework", "F", L, cli_llm_opt_framework,
+                     "megatron (default: with and without the distributed optimizer), "
+                     "deepspeed (ZeRO-1, -2, -3) or fsdp (FSDP2)"),
+        OPT_CALLBACK(0, "net-gbs", "X", L, cli_llm_opt_net,
+                     "every NIC's line rate, GB/s per direction (default the topology's)"),
+        OPT_INT(0, "top", "K", &o->top, 1, 1000, "how many layouts to print (default 10)"),
+        OPT_INT(0, "threads", "N", &o->threads, 1, 64,
+                "pricing threads (default: the machine's cores)"),
+        OPT_INT(0, "max-vp", "V", &o->max_vp, 1, 128,
+                "at most V model chunks a pipeline stage (default 16)"),
+        OPT_FLAG(0, "exhaustive", &o->exhaustive,
+                 "price every layout that fits, no bound (slow; to check the pruning)"),
+        OPT_FLAG(0, "json", &o->json,
+                 "{\"model\",\"topology\",\"hosts\",\"gpus\",\"gbs\",\"considered\","
+                 "\"pruned_memory\",\"pruned_bound\",\"priced\",\"seconds\",\"layouts\":[the "
+                 "parallel object predict --json prints, best first]}"),
+        OPT_END()};
+    int first, rc;
+    memset(o, 0, sizeof *o);
+    o->hosts = 1;
+    o->top = 10;
+    cli_llm_bind(&o->llm, &o->dp_fw);
+    if ((rc = cli_parse("search", &usage, table, argc, argv, &first)) ||
+        (rc = cli_no_args("search", argc, argv, first)))
+        return rc;
+    if (!o->model || !o->topo)
+        return cli_usage("search", "-m MODEL and -t TOPO are required");
+    if (o->llm.lay.gbs <= 0)
+        return cli_usage("search", "--gbs G is required: the global batch every layout must "
+                                   "divide");
+    if (o->dp_fw != CP_FW_DDP && o->llm.lay.fw != CP_LLM_FSDP)
+        return cli_usage("search", "--framework %s is data-parallel only; search takes "
+                                   "megatron, deepspeed or fsdp", cp_framework_name(o->dp_fw));
+    if (o->threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        o->threads = n > 0 && n < 64 ? (int)n : 1;
+    }
+    return CP_OK;
+}
+
+/* The binding term's time (compute with its recomputation and launch
+ * waits, as iteration.c names it). */
+static double bound_ms(const cp_llm_result *r)
+{
+    int i;
+    if (strcmp(r->bound, "compute") == 0)
+        return r->b.compute + r->b.recompute + r->b.host;
+    for (i = 0; i < CP_LLM_TERMS; i++)
+        if (strcmp(r->bound, cp_llm_term_name(i)) == 0)
+            return cp_llm_term(&r->b, i);
+    return 0;
+}
+
+static void print_table(const cp_model *m, const cp_topo *t, const opts *o,
+                        const cp_search_out *s, double secs)
+{
+    int k;
+    printf("# search: %s on %s x%d (%d GPUs), global batch %d, %s, %s\n", m->name, t->name,
+           o->hosts, t->ngpus * o->hosts, o->llm.lay.gbs,
+           cp_precision_name(o->llm.lay.precision), cp_llm_fw_name(o->llm.lay.fw));
+    printf("# %ld layouts considered: %ld cannot fit, %ld bounded out, %ld priced "
+           "(%d group machines built) in %.3f s\n", s->considered, s->pruned_memory,
+           s->pruned_bound, s->priced, s->groups, secs);
+    printf("%4s %3s %3s %4s %3s %3s %4s %4s %9s %12s %10s %6s %7s  %s\n", "rank", "tp", "cp",
+           "dp", "pp", "vp", "mbs", "zero", "recompute", "iteration_ms", "tokens/s", "mfu",
+           "mem_gb", "bound");
+    for (k = 0; k < s->nhits; k++) {
+        const cp_search_hit *h = &s->hits[k];
+        char rc[32];
+        if (h->r.recompute == CP_RC_FULL && h->r.recompute_layers > 0)
+            snprintf(rc, sizeof rc, "full:%d", h->r.recompute_layers);
+        else
+            snprintf(rc, sizeof rc, "%s", cp_recompute_name(h->r.recompute));
+        printf("%4d %3d %3d %4d %3d %3d %4d %4d %9s %12.2f %10.1f %6.3f %7.1f  %s %.1f ms\n",
+               k + 1, h->l.tp, h->l.cp, h->l.dp, h->l.pp, h->l.vp, h->l.mbs, h->l.zero, rc,
+               h->r.iteration_ms, h->r.tokens_per_s_per_gpu, h->r.mfu, h->r.mem.total / 1e9,
+               h->r.bound, bound_ms(&h->r));
+    }
+}
+
+static int print_json(const cp_model *m, const cp_topo *t, const opts *o,
+                      const cp_search_out *s, double secs)
+{
+    json_t *root = json_object(), *arr = json_array();
+    int k;
+    json_object_set_new(root, "model", json_string(m->name));
+    json_object_set_new(root, "topology", json_string(t->name));
+    json_object_set_new(root, "hosts", json_integer(o->hosts));
+    json_object_set_new(root, "gpus", json_integer((json_int_t)t->ngpus * o->hosts));
+    json_object_set_new(root, "gbs", json_integer(o->llm.lay.gbs));
+    json_object_set_new(root, "considered", json_integer(s->considered));
+    json_object_set_new(root, "pruned_memory", json_integer(s->pruned_memory));
+    json_object_set_new(root, "pruned_bound", json_integer(s->pruned_bound));
+    json_object_set_new(root, "priced", json_integer(s->priced));
+    json_object_set_new(root, "seconds", cli_real(secs, 3));
+    for (k = 0; k < s->nhits; k++)
+        json_array_append_new(arr, cli_llm_parallel_json(&s->hits[k].l, &s->hits[k].r));
+    json_object_set_new(root, "layouts", arr);
+    return cli_dump_json(root, stdout);
+}
+
+static int run(const opts *o, cp_err *e)
+{
+    cp_model *m = NULL;
+    cp_topo *t = NULL;
+    cp_search_in in;
+    cp_search_out s;
+    cp_gpu g;
+    double t0 = cp_now_s(), secs;
+    int rc;
+    memset(&s, 0, sizeof s);
+    if ((rc = cp_model_load(o->model, &m, e)) ||
+        (rc = cli_llm_machine(o->topo, o->gpus, o->hosts, &t, e)) ||
+        (rc = cp_gpu_from_topo(t, &g, e)))
+        goto done;
+    if (m->xf.layers <= 0) {
+        rc = cp_fail_at(e, CP_EINPUT, o->model, 0, 0, NULL,
+                        "search needs the model's \"transformer\" block (docs/formats.md; "
+                        "import hf-config writes it)");
+        goto done;
+    }
+    if (o->llm.lay.precision == CP_PREC_FP8 && g.peak8 <= 0) {
+        rc = cp_fail_at(e, CP_EINPUT, o->topo, 0, 0, NULL,
+                        "--precision fp8: %s has no FP8 tensor cores (no tflops_fp8 in the "
+                        "topology)", g.model);
+        goto done;
+    }
+    memset(&in, 0, sizeof in);
+    in.x = &m->xf, in.host = t, in.g = &g, in.hosts = o->hosts;
+    in.gbs = o->llm.lay.gbs, in.seq = o->llm.lay.seq;
+    in.precision = o->llm.lay.precision, in.fw = o->llm.lay.fw, in.net_gbs = o->llm.net_gbs;
+    in.top = o->top, in.threads = o->threads, in.part = 0, in.nparts = 1;
+    in.max_vp = o->max_vp;
+    in.exhaustive = o->exhaustive;
+    if ((rc = cp_search_run(&in, &s, e)))
+        goto done;
+    if (s.nhits == 0) {
+        rc = cp_fail(e, CP_EINPUT, "%s fits no layout of %d GPUs even recomputing every block: "
+                     "the least memory any needs is %.1f GB per GPU, the GPUs have %.1f",
+                     m->name, t->ngpus * o->hosts, s.min_memory_gb, g.capacity / 1e9);
+        goto done;
+    }
+    secs = cp_now_s() - t0;
+    if (o->json)
+        rc = print_json(m, t, o, &s, secs) ? cp_fail(e, CP_EINTERNAL, "writing output failed")
+                                           : CP_OK;
+    else
+        print_table(m, t, o, &s, secs);
+done:
+    cp_search_free(&s);
+    cp_model_free(m);
+    cp_topo_free(t);
+    return rc;
+}
+
+int cmd_search(int argc, char **argv)
+{
+    opts o;
+    cp_err e;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc == CLI_HELP ? CP_OK : rc;
+    cp_err_clear(&e);
+    return cli_report(run(&o, &e), &e);
+}
