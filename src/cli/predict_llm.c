@@ -165,6 +165,34 @@ int cli_llm_opt_net(const char *cmd, char *arg, void *value)
     return CP_OK;
 }
 
+/* gpu|host|pool into *dst (a CP_LAYOUT_TIER_*). */
+static int tier(const char *cmd, const char *arg, const char *name, int *dst)
+{
+    if (strcmp(arg, "gpu") == 0)
+        *dst = CP_LAYOUT_TIER_GPU;
+    else if (strcmp(arg, "host") == 0 || strcmp(arg, "cpu") == 0)
+        *dst = CP_LAYOUT_TIER_HOST;
+    else if (strcmp(arg, "pool") == 0)
+        *dst = CP_LAYOUT_TIER_POOL;
+    else
+        return cli_usage(cmd, "--%s: expected gpu, host or pool, got '%s'", name, arg);
+    return CP_OK;
+}
+
+int cli_llm_opt_offload_opt(const char *cmd, char *arg, void *value)
+{
+    cli_llm *L = value;
+    L->given = 1;
+    return tier(cmd, arg, "offload-optimizer", &L->lay.offload_opt);
+}
+
+int cli_llm_opt_offload_act(const char *cmd, char *arg, void *value)
+{
+    cli_llm *L = value;
+    L->given = 1;
+    return tier(cmd, arg, "offload-activations", &L->lay.offload_act);
+}
+
 int cli_llm_opt_framework(const char *cmd, char *arg, void *value)
 {
     cli_llm *L = value;
@@ -288,6 +316,10 @@ static void print_header(const cp_model *m, const cp_topo *t, const cp_layout *l
            mm->weights / 1e9, mm->grads / 1e9, mm->optim / 1e9, mm->activations / 1e9,
            mm->inflight, mm->logits / 1e9, mm->buffers / 1e9, mm->reserve / 1e9,
            r->fits ? "fits" : "DOES NOT FIT");
+    if (l->offload_opt || l->offload_act)
+        printf("# offloaded per GPU: %.1f GB (optimizer to %s, activations to %s)\n",
+               mm->offloaded / 1e9, cp_tier_name((cp_tier)l->offload_opt),
+               cp_tier_name((cp_tier)l->offload_act));
     if (l->tp > l->per_host)
         printf("# note: the TP group spans %d hosts: every block's collectives cross the "
                "network (slow)\n", (l->tp + l->per_host - 1) / l->per_host);
@@ -356,6 +388,10 @@ json_t *cli_llm_parallel_json(const cp_layout *l, const cp_llm_result *r)
     json_object_set_new(p, "zero", json_integer(l->zero));
     json_object_set_new(p, "recompute", json_string(cp_recompute_name(r->recompute)));
     json_object_set_new(p, "recompute_layers", json_integer(r->recompute_layers));
+    json_object_set_new(p, "offload_optimizer", json_string(cp_tier_name((cp_tier)l->offload_opt)));
+    json_object_set_new(p, "offload_activations",
+                        json_string(cp_tier_name((cp_tier)l->offload_act)));
+    json_object_set_new(p, "offloaded_gb_per_gpu", cli_real(r->mem.offloaded / 1e9, 3));
     json_object_set_new(p, "precision", json_string(cp_precision_name(l->precision)));
     json_object_set_new(p, "iteration_ms", cli_real(r->iteration_ms, 4));
     json_object_set_new(p, "tokens_per_s_per_gpu", cli_real(r->tokens_per_s_per_gpu, 3));
@@ -425,9 +461,11 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
     cp_model *m = NULL;
     cp_topo *t = NULL;
     cp_groups G;
+    cp_tiers tiers;
     cp_layout l;
     cp_gpu g;
     memset(res, 0, sizeof res);
+    memset(&tiers, 0, sizeof tiers);
     if ((rc = cp_model_load(r->model, &m, e)) ||
         (rc = cli_llm_machine(r->topo, r->gpus, r->hosts, &t, e)) ||
         (rc = resolve(L, m, t, r->hosts, r->model, &l, e)) || (rc = cp_gpu_from_topo(t, &g, e)))
@@ -438,6 +476,8 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
                         "topology)", g.model);
         goto done;
     }
+    if ((l.offload_opt || l.offload_act) && (rc = cp_tiers_build(t, l.hosts, &tiers, e)))
+        goto done;
     if ((rc = cp_groups_build(&G, t, &l, L->net_gbs, NULL, e)))
         goto done;
     have_groups = 1;
@@ -453,6 +493,7 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
             break;
         }
         o.keep_events = r->svg && k == 0;
+        o.tiers = &tiers;
         rc = cp_llm_predict(&m->xf, &l, &g, &G, &o, &res[k], e);
     }
     if (rc == CP_OK && r->svg) {

@@ -47,6 +47,8 @@ int cli_llm_opt_tp_overlap(const char *cmd, char *arg, void *value);
 int cli_llm_opt_zero(const char *cmd, char *arg, void *value);
 int cli_llm_opt_span(const char *cmd, char *arg, void *value);
 int cli_llm_opt_net(const char *cmd, char *arg, void *value);
+int cli_llm_opt_offload_opt(const char *cmd, char *arg, void *value);
+int cli_llm_opt_offload_act(const char *cmd, char *arg, void *value);
 
 /* The layout options, for a command's table; L a cli_llm *. */
 #define CLI_LAYOUT_OPTIONS(L)                                                                  \
@@ -98,7 +100,15 @@ int cli_llm_opt_net(const char *cmd, char *arg, void *value);
                      "topology's)"),                                                           \
         OPT_CALLBACK(0, "tp-span-hosts", "on|off", L, cli_llm_opt_span,                        \
                      "allow a TP group wider than a host (its collectives cross the "          \
-                     "network every layer)")
+                     "network every layer)"),                                                  \
+        OPT_CALLBACK(0, "offload-optimizer", "TIER", L, cli_llm_opt_offload_opt,               \
+                     "gpu (default), host or pool: where the optimizer states and fp32 master " \
+                     "weights live and are stepped (ZeRO-Offload's scheme: the gradient "      \
+                     "shard copied out, the step there, the weights copied back)"),            \
+        OPT_CALLBACK(0, "offload-activations", "TIER", L, cli_llm_opt_offload_act,             \
+                     "gpu (default), host or pool: saved activations copied out during "       \
+                     "forward and back for backward, beside the compute, instead of "          \
+                     "recomputing them")
 
 /* --framework for predict: megatron, deepspeed and (with a layout) fsdp
  * select the large-model frameworks; the others the data-parallel ones

@@ -65,6 +65,14 @@ double cp_dp_optimizer_ms(const cp_layout *l, const cp_gpu *g, double params)
     return optimizer_ms(g, l->zero >= 1 ? params / n : params, params, gb);
 }
 
+double cp_dp_offload_step_ms(const cp_layout *l, const cp_tiers *t, double params)
+{
+    double n = (double)l->dp * l->cp, shard = l->zero >= 1 ? params / n : params;
+    if (!t || !l->offload_opt)
+        return -1;
+    return cp_offload_opt_ms(&t->t[l->offload_opt], shard, l->grad_fp32 ? 4 : 2, l->per_host);
+}
+
 void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
 {
     const cp_layout *l = in->l;
@@ -75,7 +83,8 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
     memset(out, 0, sizeof *out);
     out->alg = "-";
     out->grads_done_ms = in->stage_end_ms;
-    out->optimizer_ms = optimizer_ms(in->g, dist ? P / n : P, P, gb);
+    out->optimizer_ms = l->offload_opt ? cp_dp_offload_step_ms(l, in->tiers, P)
+                                       : optimizer_ms(in->g, dist ? P / n : P, P, gb);
     if (n <= 1)
         return;
     if (!once) { /* ZeRO-2/3 and FSDP synchronised every micro-batch (cp_dp_per_micro_ms) */

@@ -25,6 +25,7 @@
 
 #include "llm/gpu.h"
 #include "llm/groups.h"
+#include "llm/offload.h"
 
 typedef struct cp_dp_in {
     const cp_layout *l;
@@ -35,6 +36,7 @@ typedef struct cp_dp_in {
     double stage_end_ms;         /* the schedule's end of this stage */
     const double *last_bwd_start_ms; /* [vp]: the last micro-batch's backward of each chunk */
     const double *last_bwd_end_ms;
+    const cp_tiers *tiers;       /* the memory tiers (offload), or NULL */
 } cp_dp_in;
 
 typedef struct cp_dp_out {
@@ -55,5 +57,9 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out);
 
 /* The optimizer step of a GPU holding `params` (after TP), ms (eq. D4). */
 double cp_dp_optimizer_ms(const cp_layout *l, const cp_gpu *g, double params);
+
+/* The same where the optimizer is offloaded (eq. T1): copies out, the
+ * step on the tier's side, copies back; negative when the tier is absent. */
+double cp_dp_offload_step_ms(const cp_layout *l, const cp_tiers *t, double params);
 
 #endif

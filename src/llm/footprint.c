@@ -92,6 +92,10 @@ static void states(const cp_xformer *x, const cp_layout *l, int r, cp_llm_mem *o
     o->buffers = 0;
     if (l->zero >= 1)
         o->optim /= n;
+    if (l->offload_opt) { /* the states live in the tier (eq. T1) */
+        o->offloaded += o->optim;
+        o->optim = 0;
+    }
     if (l->zero >= 2)
         o->grads /= n;
     if (l->zero >= 3) {
@@ -137,6 +141,10 @@ void cp_llm_memory(const cp_xformer *x, const cp_layout *l, cp_recompute rc, cp_
         }
         if (rc == CP_RC_FULL) /* one block rebuilt at a time in backward */
             m.activations += full;
+        if (l->offload_act) { /* moved out as made: two blocks' worth stay (eq. T2) */
+            m.offloaded += m.activations;
+            m.activations = 2 * per_layer;
+        }
         if (r == 0) /* the embedding's output and dropout mask */
             m.activations += (double)k * Tsp * h * 3;
         if (r == l->pp - 1)

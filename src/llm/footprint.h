@@ -20,7 +20,8 @@ typedef struct cp_llm_mem {
     double logits;                  /* the LM head's logits and cross-entropy buffers */
     double buffers;                 /* gathered parameters (ZeRO-3/FSDP), communication */
     double reserve;                 /* CUDA context, NCCL, workspaces, fragmentation */
-    double total;
+    double total;                   /* on the GPU */
+    double offloaded;               /* placed in a memory tier beyond the GPU (offload.h) */
     double per_layer_act;           /* one block's activations for one micro-batch */
     int stage;                      /* the stage these figures are for */
     int inflight;                   /* micro-batch chunks in flight on it */

@@ -123,7 +123,7 @@ static void pass_cost_of(const cp_xformer *x, const cp_layout *l, const cp_gpu *
  * their terms, us. */
 typedef struct chunk_cost {
     double fwd, bwd;
-    double compute, recompute, host, tp, cp, tp_all;
+    double compute, recompute, host, tp, cp, tp_all, offload;
 } chunk_cost;
 
 static void add_pass(chunk_cost *c, const pass_cost *p, double times, int recompute, int fwd)
@@ -178,6 +178,21 @@ static void price_passes(const cp_xformer *x, const cp_layout *l, const cp_gpu *
     pass_cost_of(x, l, g, G, &st, hide_b, 0, 1, &P->head_b);
 }
 
+/* Activation offload's copies beside chunk cc's compute (eq. T2): what
+ * they take beyond it holds the chunk. */
+static void offload_chunk(const cp_xformer *x, const cp_layout *l, const cp_tiers *t, int G,
+                          chunk_cost *cc)
+{
+    double bytes, xf, xb;
+    if (!l->offload_act || !t)
+        return;
+    bytes = (double)cp_layout_chunk_layers(l, G) * cp_block_act_bytes(x, l, CP_RC_NONE);
+    cp_offload_act_us(&t->t[l->offload_act], bytes, cc->fwd, cc->bwd, &xf, &xb);
+    cc->fwd += xf;
+    cc->bwd += xb;
+    cc->offload += xf + xb;
+}
+
 static void chunk_of(const cp_layout *l, const passes *P, int r, int c, chunk_cost *cc)
 {
     int G = c * l->pp + r, last = l->pp * l->vp - 1;
@@ -209,7 +224,7 @@ static double p2p_ms(const cp_xformer *x, const cp_layout *l, const cp_groups *G
 }
 
 static const char *const term_names[CP_LLM_TERMS] = {
-    "compute", "recompute", "host", "tp", "cp", "pp", "bubble", "dp", "optimizer"};
+    "compute", "recompute", "host", "tp", "cp", "pp", "bubble", "dp", "optimizer", "offload"};
 
 const char *cp_llm_term_name(int i)
 {
@@ -218,8 +233,9 @@ const char *cp_llm_term_name(int i)
 
 double cp_llm_term(const cp_llm_breakdown *b, int i)
 {
-    const double v[CP_LLM_TERMS] = {b->compute, b->recompute, b->host, b->tp, b->cp,
-                                    b->pp, b->bubble, b->dp, b->optimizer};
+    const double v[CP_LLM_TERMS] = {b->compute,   b->recompute, b->host,   b->tp,
+                                    b->cp,        b->pp,        b->bubble, b->dp,
+                                    b->optimizer, b->offload};
     return i >= 0 && i < CP_LLM_TERMS ? v[i] : 0;
 }
 
@@ -231,6 +247,20 @@ void cp_llm_result_free(cp_llm_result *r)
     free(r->dp_end_ms);
     free(r->step_end_ms);
     r->dp_end_ms = r->step_end_ms = NULL;
+}
+
+/* The GPU's memory fits, and what is offloaded fits its tier: the
+ * offloaded bytes of every GPU of a host within the tier's share of a
+ * host (not checked when the tier gives no capacity). */
+static int fits_mem(const cp_layout *l, const cp_gpu *g, const cp_tiers *t, const cp_llm_mem *m)
+{
+    int tier = l->offload_opt ? l->offload_opt : l->offload_act;
+    if (g->capacity > 0 && m->total > g->capacity)
+        return 0;
+    if (tier && t && t->t[tier].capacity_gb > 0 &&
+        m->offloaded * l->per_host > t->t[tier].capacity_gb * 1e9)
+        return 0;
+    return 1;
 }
 
 /* The iteration at a fixed recomputation. */
@@ -249,12 +279,22 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
         free(fwd), free(bwd), free(cc);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
+    if ((l->offload_opt && (!o->tiers || !o->tiers->t[l->offload_opt].available)) ||
+        (l->offload_act && (!o->tiers || !o->tiers->t[l->offload_act].available))) {
+        int tier = l->offload_opt ? l->offload_opt : l->offload_act;
+        free(fwd), free(bwd), free(cc);
+        return cp_fail(e, CP_EINPUT, "the machine has no %s tier to offload to (%s)",
+                       cp_tier_name((cp_tier)tier),
+                       tier == CP_TIER_POOL ? "no cxl_switch and pool devices"
+                                            : "no CPU socket with reduce_gbs within reach");
+    }
     price_passes(x, l, g, G, rc, &P);
     for (r = 0; r < p; r++)
         for (c = 0; c < v; c++) {
             chunk_cost *k = &cc[r * v + c];
             double extra;
             chunk_of(l, &P, r, c, k);
+            offload_chunk(x, l, o->tiers, c * p + r, k);
             /* ZeRO-2/3 and FSDP: the chunk's gathers and reduce-scatters run
              * beside its compute every micro-batch; what they take beyond it
              * holds the chunk (eq. D3) */
@@ -297,6 +337,7 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
         di.stage_end_ms = out->sched.stage_end_ms[r];
         di.last_bwd_start_ms = out->sched.last_bwd_start_ms + (size_t)r * v;
         di.last_bwd_end_ms = out->sched.last_bwd_end_ms + (size_t)r * v;
+        di.tiers = o->tiers;
         cp_dp_sync(&di, &dout);
         t = dout.grads_done_ms + dout.optimizer_ms + dout.gather_exposed_ms;
         if (out->dp_end_ms) {
@@ -304,7 +345,7 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
             out->step_end_ms[r] = t;
         }
         if (t > end || r == 0) {
-            double busy_compute = 0, rec = 0, host = 0, tp = 0, cpx = 0;
+            double busy_compute = 0, rec = 0, host = 0, tp = 0, cpx = 0, off = 0;
             end = t;
             worst = r;
             for (c = 0; c < v; c++) {
@@ -314,6 +355,7 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
                 host += k->host * m / 1000;
                 tp += k->tp * m / 1000;
                 cpx += k->cp * m / 1000;
+                off += k->offload * m / 1000;
             }
             out->b.compute = busy_compute;
             out->b.recompute = rec;
@@ -323,13 +365,14 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
             out->b.pp = out->sched.send_ms[r];
             out->b.dp = dout.grads_done_ms - out->sched.stage_end_ms[r] + dout.gather_exposed_ms;
             out->b.optimizer = dout.optimizer_ms;
+            out->b.offload = off;
             out->dp_alg = dout.alg;
             out->dp_comm_ms = dout.comm_ms;
         }
     }
     /* what the stage's own work does not explain is idle: the bubble */
     out->b.bubble = end - out->b.compute - out->b.recompute - out->b.host - out->b.tp -
-                    out->b.cp - out->b.pp - out->b.dp - out->b.optimizer;
+                    out->b.cp - out->b.pp - out->b.dp - out->b.optimizer - out->b.offload;
     if (out->b.bubble < 0)
         out->b.bubble = 0;
     out->iteration_ms = end;
@@ -349,7 +392,7 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
     out->mfu = out->model_tflops_per_gpu * 1e12 /
                (l->precision == CP_PREC_FP8 && g->peak8 > 0 ? g->peak8 : g->peak16);
     cp_llm_memory(x, l, rc, &out->mem);
-    out->fits = g->capacity <= 0 || out->mem.total <= g->capacity;
+    out->fits = fits_mem(l, g, o->tiers, &out->mem);
     {
         double best = -1;
         int i;
@@ -426,7 +469,8 @@ int cp_llm_predict(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
     return predict_at(x, &lk, g, G, o, rc, out, e);
 }
 
-double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g)
+double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
+                             const cp_tiers *tiers)
 {
     cp_layout lk = *l;
     cp_recompute rc = cp_llm_resolve_recompute(x, &lk, g);
@@ -447,5 +491,10 @@ double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_g
         chunk_of(&lk, &P, r, c, &cc);
         busy += (cc.fwd + cc.bwd) * lk.micro;
     }
-    return (fill + busy) / 1000 + cp_dp_optimizer_ms(&lk, g, cp_stage_params(x, &lk, r) / lk.tp);
+    {
+        double params = cp_stage_params(x, &lk, r) / lk.tp;
+        double step = lk.offload_opt ? cp_dp_offload_step_ms(&lk, tiers, params)
+                                     : cp_dp_optimizer_ms(&lk, g, params);
+        return (fill + busy) / 1000 + (step > 0 ? step : 0);
+    }
 }

@@ -13,6 +13,7 @@
 #define CP_LLM_ITERATION_H
 
 #include "llm/footprint.h"
+#include "llm/offload.h"
 #include "llm/gpu.h"
 #include "llm/groups.h"
 #include "llm/schedule.h"
@@ -28,12 +29,15 @@ typedef struct cp_llm_breakdown {
     double pp;         /* held by blocking pipeline sends */
     double bubble;     /* idle: pipeline fill and drain, waiting for neighbours */
     double dp;         /* data-parallel synchronisation not hidden under backward/forward */
-    double optimizer;  /* the optimizer step, gradient norm and zeroing */
+    double optimizer;  /* the optimizer step, gradient norm and zeroing (or offloaded: its
+                          copies and the tier's step, eq. T1) */
+    double offload;    /* activation offload's copies beyond the compute they overlap */
 } cp_llm_breakdown;
 
 typedef struct cp_llm_opts {
     cp_coll_alg dp_alg;   /* data-parallel collectives' algorithm; CP_ALGS: NCCL's choice */
     int keep_events;      /* keep the schedule's events for a timeline */
+    const cp_tiers *tiers; /* the machine's memory tiers, for a layout that offloads */
 } cp_llm_opts;
 
 typedef struct cp_llm_result {
@@ -77,7 +81,8 @@ cp_recompute cp_llm_resolve_recompute(const cp_xformer *x, cp_layout *l, const c
  * kernels alone (no group machine needed): the last stage's work plus the
  * first micro-batch's way to it and the last one's way back, plus its
  * optimizer step (search.c prunes with it). */
-double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g);
+double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
+                             const cp_tiers *tiers);
 
 /* One transformer block's forward and backward (recomputation included)
  * for one micro-batch on one GPU, ms: what Korthikanti et al.'s Table 4
@@ -87,7 +92,7 @@ void cp_llm_block_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
 
 /* The name of a breakdown term, in the order of cp_llm_breakdown's fields
  * ("compute", "recompute", ...); and the term itself by index. */
-#define CP_LLM_TERMS 9
+#define CP_LLM_TERMS 10
 const char *cp_llm_term_name(int i);
 double cp_llm_term(const cp_llm_breakdown *b, int i);
 

@@ -27,6 +27,11 @@
 #include "core/err.h"
 #include "model/model.h"
 
+/* Memory tiers a layout may place states in (offload.h). */
+#define CP_LAYOUT_TIER_GPU 0
+#define CP_LAYOUT_TIER_HOST 1
+#define CP_LAYOUT_TIER_POOL 2
+
 /* The training framework whose layout, overlap and sharding rules apply
  * (docs/model.md, "Frameworks"). */
 typedef enum cp_llm_fw {
@@ -79,6 +84,9 @@ typedef struct cp_layout {
     int grad_fp32;            /* gradients kept and reduced in fp32 (Megatron's main_grad);
                                  -1 = framework's default */
     int tp_span_hosts;        /* 1: the user allows a TP group wider than a host */
+    int offload_opt;          /* optimizer states and master weights: CP_LAYOUT_TIER_* */
+    int offload_act;          /* saved activations moved out in forward, fetched back for
+                                 backward (instead of recomputing): CP_LAYOUT_TIER_* */
     int fp8_params;           /* FP8 GEMM weights kept in FP8 (Megatron's --fp8-param-gather):
                                  1 byte and a transposed copy instead of 16-bit weights and
                                  two FP8 copies; -1 = off */

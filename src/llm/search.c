@@ -69,6 +69,7 @@ static int zero_options(cp_llm_fw fw, int pp, int *z)
 
 typedef struct enum_ctx {
     const cp_search_in *in;
+    const cp_tiers *tiers;
     cands *out;
     long index;           /* every layout tried, for the split and the ties */
     long considered;
@@ -110,14 +111,25 @@ static int enumerate_inner(enum_ctx *E, int tp, int cp, int pp)
             if (per % mbs)
                 continue;
             for (k = 0; k < nz; k++) {
-                cp_layout l;
-                cp_layout_default(&l);
-                l.tp = tp, l.cp = cp, l.pp = pp, l.vp = vp, l.dp = (int)dp;
-                l.mbs = mbs, l.gbs = in->gbs, l.seq = in->seq;
-                l.precision = in->precision, l.fw = in->fw, l.zero = z[k];
-                l.recompute = CP_RC_AUTO;
-                if (offer(E, &l))
-                    return -1;
+                int to, ta;
+                for (to = 0; to < 3; to++)
+                    for (ta = 0; ta < 3; ta++) {
+                        cp_layout l;
+                        /* a tier the machine has, and offload only when searched */
+                        if ((to || ta) && !in->offload)
+                            continue;
+                        if ((to && !E->tiers->t[to].available) ||
+                            (ta && !E->tiers->t[ta].available))
+                            continue;
+                        cp_layout_default(&l);
+                        l.tp = tp, l.cp = cp, l.pp = pp, l.vp = vp, l.dp = (int)dp;
+                        l.mbs = mbs, l.gbs = in->gbs, l.seq = in->seq;
+                        l.precision = in->precision, l.fw = in->fw, l.zero = z[k];
+                        l.recompute = CP_RC_AUTO;
+                        l.offload_opt = to, l.offload_act = ta;
+                        if (offer(E, &l))
+                            return -1;
+                    }
             }
         }
     }
@@ -192,6 +204,7 @@ typedef struct job {
     const cp_search_in *in;
     const cand *c;
     const cp_groups *G;       /* [n] */
+    const cp_tiers *tiers;
     cp_llm_result *res;       /* [n] */
     int *rc;                  /* [n] */
     int n, next;
@@ -212,6 +225,7 @@ static void *worker(void *arg)
             return NULL;
         memset(&o, 0, sizeof o);
         o.dp_alg = CP_ALGS;
+        o.tiers = j->tiers;
         cp_err_clear(&e);
         j->rc[i] = cp_llm_predict(j->in->x, &j->c[i].l, j->in->g, &j->G[i], &o, &j->res[i], &e);
     }
@@ -219,8 +233,8 @@ static void *worker(void *arg)
 
 /* Price n candidates (their group machines built first, serially, into
  * the cache: the collective model's builder is not for threads). */
-static int price_batch(const cp_search_in *in, const cand *c, int n, cp_group_cache *cache,
-                       cp_search_out *o, cp_err *e)
+static int price_batch(const cp_search_in *in, const cp_tiers *tiers, const cand *c, int n,
+                       cp_group_cache *cache, cp_search_out *o, cp_err *e)
 {
     cp_groups *G = calloc((size_t)n, sizeof *G);
     cp_llm_result *res = calloc((size_t)n, sizeof *res);
@@ -236,7 +250,7 @@ static int price_batch(const cp_search_in *in, const cand *c, int n, cp_group_ca
     if (rc)
         goto done;
     memset(&j, 0, sizeof j);
-    j.in = in, j.c = c, j.G = G, j.res = res, j.rc = rcs, j.n = n;
+    j.in = in, j.c = c, j.G = G, j.res = res, j.rc = rcs, j.n = n, j.tiers = tiers;
     pthread_mutex_init(&j.mu, NULL);
     nt = in->threads > 1 ? in->threads : 1;
     if (nt > 64)
@@ -280,6 +294,7 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
 {
     cands cs = {NULL, 0, 0};
     cp_group_cache cache;
+    cp_tiers tiers;
     enum_ctx E;
     long i, kept = 0;
     int rc = CP_OK, top = in->top > 0 ? in->top : 1;
@@ -291,6 +306,11 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
     E.per_host = in->host->ngpus / (in->host->nhosts > 0 ? in->host->nhosts : 1);
     E.gpus = E.per_host * in->hosts;
     out->min_memory_gb = HUGE_VAL;
+    if ((rc = cp_tiers_build(in->host, in->hosts, &tiers, e)))
+        goto done;
+    if (!in->pool)
+        tiers.t[CP_TIER_POOL].available = 0;
+    E.tiers = &tiers;
     if (!(out->hits = calloc((size_t)top, sizeof *out->hits)) || enumerate(&E)) {
         rc = cp_fail(e, CP_EINTERNAL, "out of memory");
         goto done;
@@ -309,7 +329,7 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
         cp_layout l = cs.c[i].l;
         cp_llm_mem m;
         l.recompute_layers = 0;
-        cp_llm_memory(in->x, &l, CP_RC_FULL, &m);
+        cp_llm_memory(in->x, &l, l.offload_act ? CP_RC_NONE : CP_RC_FULL, &m);
         if (m.total / 1e9 < out->min_memory_gb)
             out->min_memory_gb = m.total / 1e9;
         if (in->g->capacity > 0 && m.total > in->g->capacity) {
@@ -317,7 +337,7 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
             continue;
         }
         cs.c[kept] = cs.c[i];
-        cs.c[kept].lb_ms = cp_llm_lower_bound_ms(in->x, &cs.c[kept].l, in->g);
+        cs.c[kept].lb_ms = cp_llm_lower_bound_ms(in->x, &cs.c[kept].l, in->g, &tiers);
         kept++;
     }
     qsort(cs.c, (size_t)kept, sizeof *cs.c, cmp_cand);
@@ -330,7 +350,7 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
             n++;
         if (n == 0)
             break;
-        rc = price_batch(in, cs.c + i, n, &cache, out, e);
+        rc = price_batch(in, &tiers, cs.c + i, n, &cache, out, e);
         i += n;
     }
     out->pruned_bound = kept - out->priced;
