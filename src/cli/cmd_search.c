@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cost/pool.h"
 #include "cli/predict_llm.h"
 #include "core/units.h"
 #include "llm/search.h"
@@ -25,7 +26,7 @@ static const cli_usage_text usage = {
 
 typedef struct opts {
     const char *model, *topo;
-    int hosts, gpus, json, top, threads, max_vp, exhaustive;
+    int hosts, gpus, json, top, threads, max_vp, exhaustive, no_offload;
     cli_llm llm;
     cp_framework dp_fw;      /* --framework's data-parallel choices land here (refused) */
 } opts;
@@ -53,6 +54,8 @@ static int parse_opts(int argc, char **argv, opts *o)
                 "pricing threads (default: the machine's cores)"),
         OPT_INT(0, "max-vp", "V", &o->max_vp, 1, 128,
                 "at most V model chunks a pipeline stage (default 16)"),
+        OPT_FLAG(0, "no-offload", &o->no_offload,
+                 "search the GPU's memory only (no host or pool tier)"),
         OPT_FLAG(0, "exhaustive", &o->exhaustive,
                  "price every layout that fits, no bound (slow; to check the pruning)"),
         OPT_FLAG(0, "json", &o->json,
@@ -103,12 +106,12 @@ static void print_table(const cp_model *m, const cp_topo *t, const opts *o,
     printf("# search: %s on %s x%d (%d GPUs), global batch %d, %s, %s\n", m->name, t->name,
            o->hosts, t->ngpus * o->hosts, o->llm.lay.gbs,
            cp_precision_name(o->llm.lay.precision), cp_llm_fw_name(o->llm.lay.fw));
-    printf("# %ld layouts considered: %ld cannot fit, %ld bounded out, %ld priced "
-           "(%d group machines built) in %.3f s\n", s->considered, s->pruned_memory,
-           s->pruned_bound, s->priced, s->groups, secs);
-    printf("%4s %3s %3s %4s %3s %3s %4s %4s %9s %12s %10s %6s %7s  %s\n", "rank", "tp", "cp",
-           "dp", "pp", "vp", "mbs", "zero", "recompute", "iteration_ms", "tokens/s", "mfu",
-           "mem_gb", "bound");
+    printf("# %ld layouts considered: %ld dominated, %ld cannot fit, %ld bounded out, %ld "
+           "priced (%d group machines built) in %.3f s\n", s->considered, s->dominated,
+           s->pruned_memory, s->pruned_bound, s->priced, s->groups, secs);
+    printf("%4s %3s %3s %4s %3s %3s %4s %4s %9s %9s %12s %10s %6s %7s  %s\n", "rank", "tp",
+           "cp", "dp", "pp", "vp", "mbs", "zero", "recompute", "offload", "iteration_ms",
+           "tokens/s", "mfu", "mem_gb", "bound");
     for (k = 0; k < s->nhits; k++) {
         const cp_search_hit *h = &s->hits[k];
         char rc[32];
@@ -116,15 +119,50 @@ static void print_table(const cp_model *m, const cp_topo *t, const opts *o,
             snprintf(rc, sizeof rc, "full:%d", h->r.recompute_layers);
         else
             snprintf(rc, sizeof rc, "%s", cp_recompute_name(h->r.recompute));
-        printf("%4d %3d %3d %4d %3d %3d %4d %4d %9s %12.2f %10.1f %6.3f %7.1f  %s %.1f ms\n",
-               k + 1, h->l.tp, h->l.cp, h->l.dp, h->l.pp, h->l.vp, h->l.mbs, h->l.zero, rc,
+        char off[32];
+        snprintf(off, sizeof off, "%s/%s", h->l.offload_opt ? cp_tier_name(h->l.offload_opt) : "-",
+                 h->l.offload_act ? cp_tier_name(h->l.offload_act) : "-");
+        printf("%4d %3d %3d %4d %3d %3d %4d %4d %9s %9s %12.2f %10.1f %6.3f %7.1f  %s %.1f ms\n",
+               k + 1, h->l.tp, h->l.cp, h->l.dp, h->l.pp, h->l.vp, h->l.mbs, h->l.zero, rc, off,
                h->r.iteration_ms, h->r.tokens_per_s_per_gpu, h->r.mfu, h->r.mem.total / 1e9,
                h->r.bound, bound_ms(&h->r));
     }
 }
 
+/* What the pool changed, in words: which constraint it relaxed and by how
+ * much (docs/model.md, "What a pool changes"). */
+static void pool_effect(const cp_search_out *without, const cp_search_out *with, char *buf,
+                        size_t cap)
+{
+    const cp_search_hit *a = without->nhits ? &without->hits[0] : NULL;
+    const cp_search_hit *b = with->nhits ? &with->hits[0] : NULL;
+    if (!b) {
+        snprintf(buf, cap, "nothing fits with or without the pool");
+    } else if (!a) {
+        snprintf(buf, cap, "capacity: without the pool no layout fits (the least needs %.1f "
+                 "GB a GPU); with it TP %d PP %d DP %d runs, %s in the pool",
+                 without->min_memory_gb, b->l.tp, b->l.pp, b->l.dp,
+                 b->l.offload_opt == CP_LAYOUT_TIER_POOL ? "the optimizer states"
+                                                        : "the activations");
+    } else if (b->l.offload_opt != CP_LAYOUT_TIER_POOL && b->l.offload_act != CP_LAYOUT_TIER_POOL) {
+        snprintf(buf, cap, "nothing: the fastest layout uses no pool tier (bound by %s), so "
+                 "the pool saves 0 ms", b->r.bound);
+    } else {
+        snprintf(buf, cap, "capacity: %s in the pool (%.1f GB a GPU) let TP %d PP %d VP %d "
+                 "micro-batch %d run with %s recomputation, %.2f ms faster (%.1f%%) than the "
+                 "best without it (TP %d PP %d VP %d micro-batch %d, %s recomputation)",
+                 b->l.offload_opt == CP_LAYOUT_TIER_POOL ? "the optimizer states"
+                                                        : "the activations",
+                 b->r.mem.offloaded / 1e9, b->l.tp, b->l.pp, b->l.vp, b->l.mbs,
+                 cp_recompute_name(b->r.recompute), a->r.iteration_ms - b->r.iteration_ms,
+                 100 * (a->r.iteration_ms - b->r.iteration_ms) / a->r.iteration_ms, a->l.tp,
+                 a->l.pp, a->l.vp, a->l.mbs, cp_recompute_name(a->r.recompute));
+    }
+}
+
 static int print_json(const cp_model *m, const cp_topo *t, const opts *o,
-                      const cp_search_out *s, double secs)
+                      const cp_search_out *s, const cp_search_out *nopool, const char *effect,
+                      double secs)
 {
     json_t *root = json_object(), *arr = json_array();
     int k;
@@ -134,6 +172,7 @@ static int print_json(const cp_model *m, const cp_topo *t, const opts *o,
     json_object_set_new(root, "gpus", json_integer((json_int_t)t->ngpus * o->hosts));
     json_object_set_new(root, "gbs", json_integer(o->llm.lay.gbs));
     json_object_set_new(root, "considered", json_integer(s->considered));
+    json_object_set_new(root, "dominated", json_integer(s->dominated));
     json_object_set_new(root, "pruned_memory", json_integer(s->pruned_memory));
     json_object_set_new(root, "pruned_bound", json_integer(s->pruned_bound));
     json_object_set_new(root, "priced", json_integer(s->priced));
@@ -141,19 +180,47 @@ static int print_json(const cp_model *m, const cp_topo *t, const opts *o,
     for (k = 0; k < s->nhits; k++)
         json_array_append_new(arr, cli_llm_parallel_json(&s->hits[k].l, &s->hits[k].r));
     json_object_set_new(root, "layouts", arr);
+    if (nopool) {
+        json_object_set_new(root, "best_without_pool",
+                            nopool->nhits ? cli_llm_parallel_json(&nopool->hits[0].l,
+                                                                  &nopool->hits[0].r)
+                                          : json_null());
+        json_object_set_new(root, "best_with_pool",
+                            s->nhits ? cli_llm_parallel_json(&s->hits[0].l, &s->hits[0].r)
+                                     : json_null());
+        json_object_set_new(root, "pool_effect", json_string(effect));
+    }
     return cli_dump_json(root, stdout);
+}
+
+/* One search of the machine, with or without its pool. */
+static int search_once(const opts *o, const cp_model *m, const cp_topo *t, const cp_gpu *g,
+                       int pool, cp_search_out *s, cp_err *e)
+{
+    cp_search_in in;
+    memset(&in, 0, sizeof in);
+    in.x = &m->xf, in.host = t, in.g = g, in.hosts = o->hosts;
+    in.gbs = o->llm.lay.gbs, in.seq = o->llm.lay.seq;
+    in.precision = o->llm.lay.precision, in.fw = o->llm.lay.fw, in.net_gbs = o->llm.net_gbs;
+    in.top = o->top, in.threads = o->threads, in.part = 0, in.nparts = 1;
+    in.max_vp = o->max_vp;
+    in.exhaustive = o->exhaustive;
+    in.offload = !o->no_offload;
+    in.pool = pool;
+    return cp_search_run(&in, s, e);
 }
 
 static int run(const opts *o, cp_err *e)
 {
     cp_model *m = NULL;
     cp_topo *t = NULL;
-    cp_search_in in;
-    cp_search_out s;
+    cp_search_out s, nopool;
     cp_gpu g;
     double t0 = cp_now_s(), secs;
-    int rc;
+    char effect[512] = "";
+    int rc, has_pool;
     memset(&s, 0, sizeof s);
+    memset(&nopool, 0, sizeof nopool);
     if ((rc = cp_model_load(o->model, &m, e)) ||
         (rc = cli_llm_machine(o->topo, o->gpus, o->hosts, &t, e)) ||
         (rc = cp_gpu_from_topo(t, &g, e)))
@@ -170,29 +237,41 @@ static int run(const opts *o, cp_err *e)
                         "topology)", g.model);
         goto done;
     }
-    memset(&in, 0, sizeof in);
-    in.x = &m->xf, in.host = t, in.g = &g, in.hosts = o->hosts;
-    in.gbs = o->llm.lay.gbs, in.seq = o->llm.lay.seq;
-    in.precision = o->llm.lay.precision, in.fw = o->llm.lay.fw, in.net_gbs = o->llm.net_gbs;
-    in.top = o->top, in.threads = o->threads, in.part = 0, in.nparts = 1;
-    in.max_vp = o->max_vp;
-    in.exhaustive = o->exhaustive;
-    if ((rc = cp_search_run(&in, &s, e)))
+    has_pool = cp_pool_present(t);
+    if ((has_pool && (rc = search_once(o, m, t, &g, 0, &nopool, e))) ||
+        (rc = search_once(o, m, t, &g, has_pool, &s, e)))
         goto done;
     if (s.nhits == 0) {
-        rc = cp_fail(e, CP_EINPUT, "%s fits no layout of %d GPUs even recomputing every block: "
-                     "the least memory any needs is %.1f GB per GPU, the GPUs have %.1f",
-                     m->name, t->ngpus * o->hosts, s.min_memory_gb, g.capacity / 1e9);
+        rc = cp_fail(e, CP_EINPUT, "%s fits no layout of %d GPUs even recomputing every block "
+                     "and offloading: the least memory any needs is %.1f GB per GPU, the GPUs "
+                     "have %.1f", m->name, t->ngpus * o->hosts, s.min_memory_gb,
+                     g.capacity / 1e9);
         goto done;
     }
+    if (has_pool)
+        pool_effect(&nopool, &s, effect, sizeof effect);
     secs = cp_now_s() - t0;
     if (o->json)
-        rc = print_json(m, t, o, &s, secs) ? cp_fail(e, CP_EINTERNAL, "writing output failed")
-                                           : CP_OK;
-    else
+        rc = print_json(m, t, o, &s, has_pool ? &nopool : NULL, effect, secs)
+                 ? cp_fail(e, CP_EINTERNAL, "writing output failed")
+                 : CP_OK;
+    else {
         print_table(m, t, o, &s, secs);
+        if (has_pool) {
+            if (nopool.nhits)
+                printf("# best without the pool: %.2f ms (TP %d CP %d DP %d PP %d VP %d, "
+                       "micro-batch %d)\n", nopool.hits[0].r.iteration_ms, nopool.hits[0].l.tp,
+                       nopool.hits[0].l.cp, nopool.hits[0].l.dp, nopool.hits[0].l.pp,
+                       nopool.hits[0].l.vp, nopool.hits[0].l.mbs);
+            else
+                printf("# best without the pool: none fits\n");
+            printf("# best with the pool: %.2f ms; what the pool changed: %s\n",
+                   s.hits[0].r.iteration_ms, effect);
+        }
+    }
 done:
     cp_search_free(&s);
+    cp_search_free(&nopool);
     cp_model_free(m);
     cp_topo_free(t);
     return rc;

@@ -65,12 +65,18 @@ double cp_dp_optimizer_ms(const cp_layout *l, const cp_gpu *g, double params)
     return optimizer_ms(g, l->zero >= 1 ? params / n : params, params, gb);
 }
 
-double cp_dp_offload_step_ms(const cp_layout *l, const cp_tiers *t, double params)
+double cp_dp_offload_step_ms(const cp_layout *l, const cp_gpu *g, const cp_tiers *t,
+                             double params)
 {
     double n = (double)l->dp * l->cp, shard = l->zero >= 1 ? params / n : params;
+    double gb = l->grad_fp32 ? 4 : 2, tier;
     if (!t || !l->offload_opt)
         return -1;
-    return cp_offload_opt_ms(&t->t[l->offload_opt], shard, l->grad_fp32 ? 4 : 2, l->per_host);
+    tier = cp_offload_opt_ms(&t->t[l->offload_opt], shard, gb, l->per_host);
+    if (tier < 0)
+        return -1;
+    /* the GPU still takes the gradients' norm and zeroes them (eq. D4) */
+    return tier + params * 2 * gb / (g->hbm * g->cal.mem_eff) * 1e3;
 }
 
 void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
@@ -83,7 +89,7 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
     memset(out, 0, sizeof *out);
     out->alg = "-";
     out->grads_done_ms = in->stage_end_ms;
-    out->optimizer_ms = l->offload_opt ? cp_dp_offload_step_ms(l, in->tiers, P)
+    out->optimizer_ms = l->offload_opt ? cp_dp_offload_step_ms(l, in->g, in->tiers, P)
                                        : optimizer_ms(in->g, dist ? P / n : P, P, gb);
     if (n <= 1)
         return;

@@ -60,6 +60,7 @@ double cp_dp_optimizer_ms(const cp_layout *l, const cp_gpu *g, double params);
 
 /* The same where the optimizer is offloaded (eq. T1): copies out, the
  * step on the tier's side, copies back; negative when the tier is absent. */
-double cp_dp_offload_step_ms(const cp_layout *l, const cp_tiers *t, double params);
+double cp_dp_offload_step_ms(const cp_layout *l, const cp_gpu *g, const cp_tiers *t,
+                             double params);
 
 #endif

@@ -124,7 +124,11 @@ void cp_llm_memory(const cp_xformer *x, const cp_layout *l, cp_recompute rc, cp_
     int r;
     memset(out, 0, sizeof *out);
     out->total = -1;
-    for (r = 0; r < l->pp; r++) {
+    /* the first stage (the most in flight, the embedding), the second (the
+     * most of the stages of whole chunks when the ends count as layers) and
+     * the last (the head and logits): every other stage holds what the
+     * second does with fewer micro-batches in flight */
+    for (r = 0; r < l->pp; r = r == 1 && l->pp > 3 ? l->pp - 1 : r + 1) {
         cp_llm_mem m;
         int k = cp_inflight_chunks(l, r);
         memset(&m, 0, sizeof m);

@@ -238,64 +238,79 @@ static const cp_group_model *cached(cp_group_cache *c, const cp_topo *base,
 static int build_group(cp_groups *G, const cp_layout *l, cp_group_kind k, double net_gbs,
                        cp_group_cache *cache, cp_err *e)
 {
-    cp_group_model *m = &G->g[k];
-    int j, rc = CP_OK;
-    int kk = (int)k;
-    cp_layout_group(l, k, &m->shape);
-    m->active = m->shape.size > 1;
-    if (!m->active)
+    cp_group_shape *sh = &G->shape[k];
+    int j, rc = CP_OK, kk = (int)k;
+    cp_layout_group(l, k, sh);
+    G->active[k] = sh->size > 1;
+    if (!G->active[k])
         return CP_OK;
-    if (!m->shape.uniform)
+    if (!sh->uniform)
         return cp_fail(e, CP_EINPUT, "the %s group of %d GPUs spreads unevenly over hosts of "
                        "%d GPUs", k == CP_G_TP ? "tensor-parallel" : "data-parallel",
-                       m->shape.size, l->per_host);
+                       sh->size, l->per_host);
     if (!G->base)
         return cp_fail_at(e, CP_EINPUT, G->machine->src_path, 0, 0, NULL,
                           "large-model layouts need a topology of one host (replicated with "
                           "--hosts); this file describes %d hosts", G->machine->nhosts);
     for (j = 0; j < kk; j++) /* DP x CP is DP when CP is 1; CP and PP pairs often alike */
-        if (G->use[j] && same_shape(&G->use[j]->shape, &m->shape)) {
+        if (G->use[j] && same_shape(&G->use[j]->shape, sh)) {
             G->use[k] = G->use[j];
             return CP_OK;
         }
     if (cache) {
-        G->use[k] = cached(cache, G->base, &m->shape, net_gbs, &rc, e);
+        G->use[k] = cached(cache, G->base, sh, net_gbs, &rc, e);
         return rc;
     }
-    {
-        cp_group_shape sh = m->shape; /* build_model clears m */
-        if ((rc = build_model(G->base, &sh, net_gbs, m, e)))
-            return rc;
-    }
-    G->use[k] = m;
+    if (!(G->own[k] = calloc(1, sizeof *G->own[k])))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    if ((rc = build_model(G->base, sh, net_gbs, G->own[k], e)))
+        return rc;
+    G->use[k] = G->own[k];
     return CP_OK;
 }
 
-int cp_groups_build(cp_groups *G, const cp_topo *t, const cp_layout *l, double net_gbs,
-                    cp_group_cache *cache, cp_err *e)
+int cp_groups_build_kinds(cp_groups *G, const cp_topo *t, const cp_layout *l, double net_gbs,
+                          cp_group_cache *cache, unsigned mask, cp_err *e)
 {
     int k, rc = CP_OK;
-    memset(G, 0, sizeof *G);
     G->machine = t;
     G->base = base_host(t);
+    for (k = 0; k < CP_G_KINDS; k++) {
+        G->active[k] = 0;
+        G->own[k] = NULL;
+        G->use[k] = NULL;
+    }
     for (k = 0; k < CP_G_KINDS && rc == CP_OK; k++)
-        rc = build_group(G, l, (cp_group_kind)k, net_gbs, cache, e);
+        if (mask & (1u << k))
+            rc = build_group(G, l, (cp_group_kind)k, net_gbs, cache, e);
     if (rc)
         cp_groups_free(G);
     return rc;
 }
 
+int cp_groups_build(cp_groups *G, const cp_topo *t, const cp_layout *l, double net_gbs,
+                    cp_group_cache *cache, cp_err *e)
+{
+    return cp_groups_build_kinds(G, t, l, net_gbs, cache, ~0u, e);
+}
+
 void cp_groups_free(cp_groups *G)
 {
     int k;
-    for (k = 0; k < CP_G_KINDS; k++)
-        model_free(&G->g[k]); /* only what it built itself: shared ones are empty here */
-    memset(G, 0, sizeof *G);
+    for (k = 0; k < CP_G_KINDS; k++) {
+        if (G->own[k]) { /* only what it built itself: shared ones are the cache's */
+            model_free(G->own[k]);
+            free(G->own[k]);
+        }
+        G->own[k] = NULL;
+        G->use[k] = NULL;
+        G->active[k] = 0;
+    }
 }
 
 const cp_group_model *cp_groups_model(const cp_groups *G, cp_group_kind k)
 {
-    return G->g[k].active ? G->use[k] : NULL;
+    return G->active[k] ? G->use[k] : NULL;
 }
 
 const cp_coll *cp_groups_coll(const cp_groups *G, cp_group_kind k)

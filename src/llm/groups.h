@@ -49,7 +49,9 @@ void cp_group_cache_free(cp_group_cache *c);
 typedef struct cp_groups {
     const cp_topo *machine;   /* borrowed */
     const cp_topo *base;      /* borrowed: the host the machine replicates (or the machine) */
-    cp_group_model g[CP_G_KINDS];   /* owned unless `from` says otherwise */
+    cp_group_shape shape[CP_G_KINDS];
+    int active[CP_G_KINDS];   /* the kind has a group of two or more GPUs */
+    cp_group_model *own[CP_G_KINDS]; /* owned: the models built for this layout alone */
     const cp_group_model *use[CP_G_KINDS]; /* the model each kind prices with: its own, an
                                         earlier kind's of the same shape, or a cache's */
 } cp_groups;
@@ -62,6 +64,12 @@ typedef struct cp_groups {
  * cannot reach each other. */
 int cp_groups_build(cp_groups *G, const cp_topo *t, const cp_layout *l, double net_gbs,
                     cp_group_cache *cache, cp_err *e);
+
+/* The same for the kinds in `mask` only (bit 1 << kind); the others price
+ * nothing (a search's lower bound needs only the TP and CP groups, whose
+ * shapes few layouts do not share). */
+int cp_groups_build_kinds(cp_groups *G, const cp_topo *t, const cp_layout *l, double net_gbs,
+                          cp_group_cache *cache, unsigned mask, cp_err *e);
 
 void cp_groups_free(cp_groups *G);
 

@@ -470,14 +470,14 @@ int cp_llm_predict(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
 }
 
 double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
-                             const cp_tiers *tiers)
+                             const cp_groups *tp_cp, const cp_tiers *tiers)
 {
     cp_layout lk = *l;
     cp_recompute rc = cp_llm_resolve_recompute(x, &lk, g);
     int p = lk.pp, v = lk.vp, r = p - 1, c, G;
     double fill = 0, busy = 0;
     passes P;
-    price_passes(x, &lk, g, NULL, rc, &P);
+    price_passes(x, &lk, g, tp_cp, rc, &P);
     /* the first micro-batch reaches the last stage through chunks 0 .. p-2,
      * and the last one's gradient returns through them (eq. S2): the last
      * stage's work lies between */
@@ -493,7 +493,7 @@ double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_g
     }
     {
         double params = cp_stage_params(x, &lk, r) / lk.tp;
-        double step = lk.offload_opt ? cp_dp_offload_step_ms(&lk, tiers, params)
+        double step = lk.offload_opt ? cp_dp_offload_step_ms(&lk, g, tiers, params)
                                      : cp_dp_optimizer_ms(&lk, g, params);
         return (fill + busy) / 1000 + (step > 0 ? step : 0);
     }

@@ -78,11 +78,12 @@ void cp_llm_result_free(cp_llm_result *r);
 cp_recompute cp_llm_resolve_recompute(const cp_xformer *x, cp_layout *l, const cp_gpu *g);
 
 /* A lower bound on cp_llm_predict's iteration for layout l, from its
- * kernels alone (no group machine needed): the last stage's work plus the
- * first micro-batch's way to it and the last one's way back, plus its
- * optimizer step (search.c prunes with it). */
+ * kernels and, when tp_cp is given (groups built for the TP and CP kinds
+ * only), their TP and CP collectives: the last stage's work plus the first
+ * micro-batch's way to it and the last one's way back, plus its optimizer
+ * step (search.c prunes with it). */
 double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
-                             const cp_tiers *tiers);
+                             const cp_groups *tp_cp, const cp_tiers *tiers);
 
 /* One transformer block's forward and backward (recomputation included)
  * for one micro-batch on one GPU, ms: what Korthikanti et al.'s Table 4

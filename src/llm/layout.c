@@ -93,19 +93,9 @@ static void framework_defaults(cp_layout *l)
         l->fp8_params = 0;
 }
 
-/* A degree must be a positive integer; the caller's parser bounds them. */
-static int check_divides(cp_err *e, long long num, long long den, const char *what)
-{
-    if (den > 0 && num % den == 0)
-        return CP_OK;
-    return cp_fail(e, CP_EINPUT, "%s", what);
-}
-
 int cp_layout_resolve(cp_layout *l, const cp_xformer *x, int gpus, int per_host, cp_err *e)
 {
-    char msg[256];
     long long tcp = (long long)l->tp * l->cp * l->pp;
-    int rc;
     if (x->layers <= 0)
         return cp_fail(e, CP_EINPUT, "the model has no transformer block: a large-model "
                                      "layout needs its architecture (import hf-config writes it)");
@@ -114,11 +104,9 @@ int cp_layout_resolve(cp_layout *l, const cp_xformer *x, int gpus, int per_host,
     if (l->vp < 1)
         l->vp = 1;
     if (l->dp <= 0) {
-        if (tcp <= 0 || gpus % tcp) {
-            snprintf(msg, sizeof msg, "--tp %d x --cp %d x --pp %d = %lld does not divide the "
-                     "%d GPUs", l->tp, l->cp, l->pp, tcp, gpus);
-            return cp_fail(e, CP_EINPUT, "%s", msg);
-        }
+        if (tcp <= 0 || gpus % tcp)
+            return cp_fail(e, CP_EINPUT, "--tp %d x --cp %d x --pp %d = %lld does not divide the "
+                           "%d GPUs", l->tp, l->cp, l->pp, tcp, gpus);
         l->dp = (int)(gpus / tcp);
     }
     if (tcp * l->dp != gpus)
@@ -126,32 +114,27 @@ int cp_layout_resolve(cp_layout *l, const cp_xformer *x, int gpus, int per_host,
                        "machine has %d GPUs", l->tp, l->cp, l->dp, l->pp, tcp * l->dp, gpus);
     if (l->gbs <= 0)
         l->gbs = l->mbs * l->dp;
-    snprintf(msg, sizeof msg, "--gbs %d is not divisible by --mbs %d x dp %d = %lld", l->gbs,
-             l->mbs, l->dp, (long long)l->mbs * l->dp);
-    if ((rc = check_divides(e, l->gbs, (long long)l->mbs * l->dp, msg)))
-        return rc;
+    if (l->gbs % ((long long)l->mbs * l->dp))
+        return cp_fail(e, CP_EINPUT, "--gbs %d is not divisible by --mbs %d x dp %d = %lld",
+                       l->gbs, l->mbs, l->dp, (long long)l->mbs * l->dp);
     l->ends_in_split = x->layers % ((long long)l->pp * l->vp) != 0 && l->pp > 1 &&
                        (x->layers + 2) % ((long long)l->pp * l->vp) == 0;
-    snprintf(msg, sizeof msg, "%lld layers are not divisible by --pp %d x --vp %d = %lld (nor "
-             "are %lld, the embedding and the loss counted as layers)", (long long)x->layers,
-             l->pp, l->vp, (long long)l->pp * l->vp, (long long)x->layers + 2);
-    if (!l->ends_in_split && (rc = check_divides(e, x->layers, (long long)l->pp * l->vp, msg)))
-        return rc;
-    snprintf(msg, sizeof msg, "%lld attention heads are not divisible by --tp %d",
-             (long long)x->heads, l->tp);
-    if ((rc = check_divides(e, x->heads, l->tp, msg)))
-        return rc;
+    if (!l->ends_in_split && x->layers % ((long long)l->pp * l->vp))
+        return cp_fail(e, CP_EINPUT, "%lld layers are not divisible by --pp %d x --vp %d = %lld "
+                       "(nor are %lld, the embedding and the loss counted as layers)",
+                       (long long)x->layers, l->pp, l->vp, (long long)l->pp * l->vp,
+                       (long long)x->layers + 2);
+    if (x->heads % l->tp)
+        return cp_fail(e, CP_EINPUT, "%lld attention heads are not divisible by --tp %d",
+                       (long long)x->heads, l->tp);
     if (x->kv_heads % l->tp && l->tp % x->kv_heads)
         return cp_fail(e, CP_EINPUT, "%lld key/value heads and --tp %d: neither divides the "
                        "other (Megatron replicates KV heads only when TP is a multiple)",
                        (long long)x->kv_heads, l->tp);
-    if (l->cp > 1) {
-        snprintf(msg, sizeof msg, "sequence %lld is not divisible by 2 x --cp %d = %d (each "
-                 "rank takes two chunks for causal load balance)", (long long)l->seq, l->cp,
-                 2 * l->cp);
-        if ((rc = check_divides(e, l->seq, 2LL * l->cp, msg)))
-            return rc;
-    }
+    if (l->cp > 1 && l->seq % (2LL * l->cp))
+        return cp_fail(e, CP_EINPUT, "sequence %lld is not divisible by 2 x --cp %d = %d (each "
+                       "rank takes two chunks for causal load balance)", (long long)l->seq,
+                       l->cp, 2 * l->cp);
     if (l->vp > 1 && l->pp < 2)
         return cp_fail(e, CP_EINPUT, "--vp %d needs --pp 2 or more (virtual stages interleave "
                        "a pipeline)", l->vp);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm/dpsync.h"
 #include "llm/search.h"
 
 /* A candidate: the layout, its bound and memory verdict. */
@@ -72,12 +73,37 @@ typedef struct enum_ctx {
     const cp_tiers *tiers;
     cands *out;
     long index;           /* every layout tried, for the split and the ties */
-    long considered;
+    long considered, dominated;
     int per_host, gpus;
     cp_err scratch;
 } enum_ctx;
 
-/* Offer one layout: resolved, it joins this part's candidates. */
+/* A layout another candidate prices at least as fast (eq. T1-T3): without
+ * data parallelism the distributed optimizer shards nothing (the same as
+ * zero 0); offloading activations only adds copies when the GPU alone
+ * holds them without recomputation; offloading the optimizer too, unless
+ * the tier's step beats the GPU's. */
+static int dominated(const enum_ctx *E, const cp_layout *l)
+{
+    cp_layout g = *l;
+    if (l->zero == 0 && (long)l->dp * l->cp == 1)
+        return 1;
+    if (!l->offload_opt && !l->offload_act)
+        return 0;
+    g.offload_opt = g.offload_act = 0;
+    if (cp_llm_resolve_recompute(E->in->x, &g, E->in->g) != CP_RC_NONE)
+        return 0;
+    if (l->offload_act)
+        return 1;
+    {
+        double params = cp_stage_params(E->in->x, l, l->pp - 1) / l->tp;
+        double off = cp_dp_offload_step_ms(l, E->in->g, E->tiers, params);
+        return off >= cp_dp_optimizer_ms(l, E->in->g, params);
+    }
+}
+
+/* Offer one layout: resolved and not dominated, it joins this part's
+ * candidates. */
 static int offer(enum_ctx *E, cp_layout *l)
 {
     long i = E->index++;
@@ -87,6 +113,10 @@ static int offer(enum_ctx *E, cp_layout *l)
     if (cp_layout_resolve(l, E->in->x, E->gpus, E->per_host, &E->scratch) != CP_OK)
         return 0;
     E->considered++;
+    if (dominated(E, l)) {
+        E->dominated++;
+        return 0;
+    }
     return push(E->out, l, i);
 }
 
@@ -316,6 +346,7 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
         goto done;
     }
     out->considered = E.considered;
+    out->dominated = E.dominated;
     if (E.considered == 0 && in->nparts <= 1) {
         rc = cp_fail(e, CP_EINPUT, "no layout of %d GPUs (%d hosts of %d) runs %lld layers, "
                      "%lld heads and a global batch of %d: no TP x CP x DP x PP divides them "
@@ -325,8 +356,9 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
     }
     /* the memory check and the bound: what cannot fit even recomputing
      * every block is dropped */
-    for (i = 0; i < cs.n; i++) {
+    for (i = 0; i < cs.n && rc == CP_OK; i++) {
         cp_layout l = cs.c[i].l;
+        cp_groups tc;
         cp_llm_mem m;
         l.recompute_layers = 0;
         cp_llm_memory(in->x, &l, l.offload_act ? CP_RC_NONE : CP_RC_FULL, &m);
@@ -337,7 +369,12 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
             continue;
         }
         cs.c[kept] = cs.c[i];
-        cs.c[kept].lb_ms = cp_llm_lower_bound_ms(in->x, &cs.c[kept].l, in->g, &tiers);
+        /* the TP and CP groups take few shapes: their collectives join the bound */
+        if ((rc = cp_groups_build_kinds(&tc, in->host, &l, in->net_gbs, &cache,
+                                        (1u << CP_G_TP) | (1u << CP_G_CP), e)))
+            break;
+        cs.c[kept].lb_ms = cp_llm_lower_bound_ms(in->x, &cs.c[kept].l, in->g, &tc, &tiers);
+        cp_groups_free(&tc);
         kept++;
     }
     qsort(cs.c, (size_t)kept, sizeof *cs.c, cmp_cand);
@@ -375,6 +412,7 @@ int cp_search_merge(cp_search_out *a, const cp_search_out *b, int top, cp_err *e
     for (i = 0; i < b->nhits; i++)
         keep(a, top, &b->hits[i]);
     a->considered += b->considered;
+    a->dominated += b->dominated;
     a->pruned_memory += b->pruned_memory;
     a->pruned_bound += b->pruned_bound;
     a->priced += b->priced;

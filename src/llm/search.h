@@ -51,6 +51,7 @@ typedef struct cp_search_out {
     cp_search_hit *hits;      /* owned, best first */
     int nhits;
     long considered;          /* layouts that resolve */
+    long dominated;           /* of which another is never slower (search.c: dominated) */
     long pruned_memory;       /* cannot fit even recomputing every block */
     long pruned_bound;        /* their lower bound exceeded the K-th best */
     long priced;              /* fully predicted */

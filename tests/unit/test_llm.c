@@ -358,7 +358,7 @@ static void test_group_links(void **state)
     assert_int_equal(cp_topo_count(cp_groups_model(&G, CP_G_DP)->host, CP_NIC), 2);
     assert_near(cp_groups_model(&G, CP_G_DP)->nic_share, 50, 1e-9);
     assert_int_equal(cp_groups_model(&G, CP_G_DP)->coll.nhosts, 2);
-    assert_near(G.g[CP_G_TP].nic_share, 0, 0); /* inside a host: NVLink */
+    assert_near(cp_groups_model(&G, CP_G_TP)->nic_share, 0, 0); /* inside a host: NVLink */
     /* --net-gbs 25 halves the line rate */
     cp_groups_free(&G);
     assert_int_equal(cp_groups_build(&G, t, &l, 25, NULL, &e), CP_OK);
