@@ -17,7 +17,7 @@ ALLCFLAGS = $(CSTD) $(OPT) -g $(WARN) -ffp-contract=off $(SAN) $(CFLAGS)
 CPPFLAGS += -Isrc -Iinclude
 LDLIBS   := -lglpk -ljansson -lexpat -lhwloc -lm -lpthread
 
-SRC      := $(shell find src -name '*.c' ! -name main.c ! -path 'src/run/*' | LC_ALL=C sort)
+SRC      := $(shell find src -name '*.c' ! -name main.c ! -path 'src/run/*' ! -path 'src/mpisearch/*' | LC_ALL=C sort)
 OBJ      := $(SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libcoarse.a
 BIN      := $(BUILD)/coarse-plan
@@ -26,7 +26,8 @@ MPICC    ?= mpicc
 HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo yes)
 RUN_SRC  := $(sort $(wildcard src/run/*.c))
 RUN_BIN  := $(BUILD)/coarse-run
-RUN_ALL  := $(if $(HAVE_MPI),coarse-run)
+RUN_ALL  := $(if $(HAVE_MPI),coarse-run coarse-search)
+SEARCH_BIN := $(BUILD)/coarse-search
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -93,6 +94,15 @@ $(RUN_BIN): $(RUN_SRC) $(wildcard src/run/*.h) include/coarse_plan.h $(BUILD)/li
 
 coarse-run: $(RUN_BIN)
 	cp $(RUN_BIN) $@.tmp && mv -f $@.tmp $@
+
+# coarse-search: `search` split over Open MPI ranks (src/mpisearch/), on the
+# whole library (the search, the collective model, GLPK).
+$(SEARCH_BIN): src/mpisearch/coarse_search.c src/cli/search_split.h $(LIB)
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(CC) $(MPICC) $(ALLCFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+coarse-search: $(SEARCH_BIN)
+	cp $(SEARCH_BIN) $@.tmp && mv -f $@.tmp $@
 
 # The example reader uses the public header and the library alone.
 examples/plan_reader: examples/plan_reader.c include/coarse_plan.h $(BUILD)/libcoarseplan.a
@@ -161,8 +171,9 @@ cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/readme.sh
 
 # coarse-run on plans the script writes (skips, saying so, without Open MPI)
-run-tests: $(BIN) $(if $(HAVE_MPI),$(RUN_BIN))
+run-tests: $(BIN) $(if $(HAVE_MPI),$(RUN_BIN) $(SEARCH_BIN))
 	@BIN=$(BIN) RUN=$(RUN_BIN) sh tests/run/run.sh
+	@BIN=$(BIN) SEARCH=$(SEARCH_BIN) sh tests/run/search.sh
 
 test-one: unit cli run-tests
 
@@ -190,7 +201,7 @@ VERSION := $(shell sed -n 's/^\#define CP_VERSION "\(.*\)"$$/\1/p' src/core/vers
 INSTALL_FILES := bin/coarse-plan lib/libcoarseplan.a include/coarse_plan.h \
                  lib/pkgconfig/coarse-plan.pc share/man/man1/coarse-plan.1
 # coarse-run too, where it was built (Open MPI's mpicc present)
-RUN_INSTALL   := $(if $(HAVE_MPI),bin/coarse-run)
+RUN_INSTALL   := $(if $(HAVE_MPI),bin/coarse-run bin/coarse-search)
 
 $(BUILD)/coarse-plan.pc: tools/coarse-plan.pc.in src/core/version.h FORCE
 	@mkdir -p $(dir $@)
@@ -209,6 +220,7 @@ install: coarse-plan libcoarseplan.a $(BUILD)/coarse-plan.pc $(BUILD)/coarse-pla
 	install -m 644 $(BUILD)/coarse-plan.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/coarse-plan.pc
 	install -m 644 $(BUILD)/coarse-plan.1 $(DESTDIR)$(PREFIX)/share/man/man1/coarse-plan.1
 	$(if $(HAVE_MPI),install -m 755 coarse-run $(DESTDIR)$(PREFIX)/bin/coarse-run)
+	$(if $(HAVE_MPI),install -m 755 coarse-search $(DESTDIR)$(PREFIX)/bin/coarse-search)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES) $(RUN_INSTALL))
@@ -257,7 +269,7 @@ models:
 	python3 tools/csv2model.py ../shared/data/models models
 
 clean:
-	rm -rf build coarse-plan coarse-run libcoarseplan.a examples/plan_reader
+	rm -rf build coarse-plan coarse-run coarse-search libcoarseplan.a examples/plan_reader
 
 -include $(OBJ:.o=.d) $(BUILD)/src/main.d
 
@@ -287,7 +299,7 @@ HARD_ASAN_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-
 HARD_ASAN_ENV      := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 HARD_MUTATE        := build/robust/mutate
 HARD_LINT_C        := $(shell find src tests/fuzz tests/robust -name '*.c' \
-                        $(if $(HAVE_MPI),,! -path 'src/run/*') | LC_ALL=C sort)
+                        $(if $(HAVE_MPI),,! -path 'src/run/*' ! -path 'src/mpisearch/*') | LC_ALL=C sort)
 
 .PHONY: deps-fuzz fuzz-build fuzz fuzz-smoke hard-asan-bin robust robust-smoke replay \
         determinism valgrind lint test-hardening

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/search_split.h"
 #include "cost/pool.h"
 #include "cli/predict_llm.h"
 #include "core/units.h"
@@ -193,24 +194,31 @@ static int print_json(const cp_model *m, const cp_topo *t, const opts *o,
     return cli_dump_json(root, stdout);
 }
 
-/* One search of the machine, with or without its pool. */
+/* One search of the machine, with or without its pool: this process's
+ * part of the candidates, then (split over processes) the exchange that
+ * leaves the whole ranking with the printing part. */
 static int search_once(const opts *o, const cp_model *m, const cp_topo *t, const cp_gpu *g,
-                       int pool, cp_search_out *s, cp_err *e)
+                       int pool, const cli_search_split *sp, cp_search_out *s, cp_err *e)
 {
     cp_search_in in;
+    int rc;
     memset(&in, 0, sizeof in);
     in.x = &m->xf, in.host = t, in.g = g, in.hosts = o->hosts;
     in.gbs = o->llm.lay.gbs, in.seq = o->llm.lay.seq;
     in.precision = o->llm.lay.precision, in.fw = o->llm.lay.fw, in.net_gbs = o->llm.net_gbs;
-    in.top = o->top, in.threads = o->threads, in.part = 0, in.nparts = 1;
+    in.top = o->top, in.threads = o->threads;
+    in.part = sp ? sp->part : 0, in.nparts = sp ? sp->nparts : 1;
     in.max_vp = o->max_vp;
     in.exhaustive = o->exhaustive;
     in.offload = !o->no_offload;
     in.pool = pool;
-    return cp_search_run(&in, s, e);
+    rc = cp_search_run(&in, s, e);
+    if (rc == CP_OK && sp && sp->exchange)
+        rc = sp->exchange(&in, s, sp->ctx, e);
+    return rc;
 }
 
-static int run(const opts *o, cp_err *e)
+static int run(const opts *o, const cli_search_split *sp, cp_err *e)
 {
     cp_model *m = NULL;
     cp_topo *t = NULL;
@@ -238,8 +246,10 @@ static int run(const opts *o, cp_err *e)
         goto done;
     }
     has_pool = cp_pool_present(t);
-    if ((has_pool && (rc = search_once(o, m, t, &g, 0, &nopool, e))) ||
-        (rc = search_once(o, m, t, &g, has_pool, &s, e)))
+    if ((has_pool && (rc = search_once(o, m, t, &g, 0, sp, &nopool, e))) ||
+        (rc = search_once(o, m, t, &g, has_pool, sp, &s, e)))
+        goto done;
+    if (sp && !sp->print) /* another process prints the whole ranking */
         goto done;
     if (s.nhits == 0) {
         rc = cp_fail(e, CP_EINPUT, "%s fits no layout of %d GPUs even recomputing every block "
@@ -277,7 +287,7 @@ done:
     return rc;
 }
 
-int cmd_search(int argc, char **argv)
+int cli_search_main(int argc, char **argv, const cli_search_split *sp)
 {
     opts o;
     cp_err e;
@@ -285,5 +295,12 @@ int cmd_search(int argc, char **argv)
     if (rc)
         return rc == CLI_HELP ? CP_OK : rc;
     cp_err_clear(&e);
-    return cli_report(run(&o, &e), &e);
+    if (sp && !sp->print) /* the printing process reports for all */
+        return run(&o, sp, &e);
+    return cli_report(run(&o, sp, &e), &e);
+}
+
+int cmd_search(int argc, char **argv)
+{
+    return cli_search_main(argc, argv, NULL);
 }

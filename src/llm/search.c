@@ -400,6 +400,36 @@ done:
     return rc;
 }
 
+int cp_search_reprice(const cp_search_in *in, const cp_layout *ls, const long *index, int n,
+                      cp_search_out *out, cp_err *e)
+{
+    cp_group_cache cache;
+    cp_tiers tiers;
+    cand *c = calloc((size_t)n + 1, sizeof *c);
+    int i, rc, top = in->top > 0 ? in->top : 1;
+    memset(out, 0, sizeof *out);
+    memset(&cache, 0, sizeof cache);
+    if (!c || !(out->hits = calloc((size_t)top, sizeof *out->hits))) {
+        free(c);
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        c[i].l = ls[i];
+        c[i].index = index[i];
+    }
+    rc = cp_tiers_build(in->host, in->hosts, &tiers, e);
+    if (rc == CP_OK && !in->pool)
+        tiers.t[CP_TIER_POOL].available = 0;
+    if (rc == CP_OK && n > 0)
+        rc = price_batch(in, &tiers, c, n, &cache, out, e);
+    out->priced = 0;
+    cp_group_cache_free(&cache);
+    free(c);
+    if (rc)
+        cp_search_free(out);
+    return rc;
+}
+
 int cp_search_merge(cp_search_out *a, const cp_search_out *b, int top, cp_err *e)
 {
     int i;

@@ -71,6 +71,13 @@ int cp_search_merge(cp_search_out *a, const cp_search_out *b, int top, cp_err *e
 
 void cp_search_free(cp_search_out *out);
 
+/* Price the n layouts ls (resolved; index[i] their candidate numbers) as
+ * the search prices them and keep the best in->top in *out (fresh): how the
+ * process that gathers other processes' rankings (MPI rank 0) rebuilds
+ * them without shipping results between processes.  Counts are left 0. */
+int cp_search_reprice(const cp_search_in *in, const cp_layout *ls, const long *index, int n,
+                      cp_search_out *out, cp_err *e);
+
 /* The order of hits: faster first, then the lower candidate number. */
 int cp_search_hit_cmp(const cp_search_hit *a, const cp_search_hit *b);
 
