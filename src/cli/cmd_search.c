@@ -60,9 +60,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         OPT_FLAG(0, "exhaustive", &o->exhaustive,
                  "price every layout that fits, no bound (slow; to check the pruning)"),
         OPT_FLAG(0, "json", &o->json,
-                 "{\"model\",\"topology\",\"hosts\",\"gpus\",\"gbs\",\"considered\","
-                 "\"pruned_memory\",\"pruned_bound\",\"priced\",\"seconds\",\"layouts\":[the "
-                 "parallel object predict --json prints, best first]}"),
+                 "{\"model\",\"topology\",\"hosts\",\"gpus\",\"gbs\",\n\"considered\","
+                 "\"dominated\",\"pruned_memory\",\n\"pruned_bound\",\"priced\",\"seconds\","
+                 "\n\"layouts\":[...]}: each layout the parallel object predict --json prints, "
+                 "best first; with a pool also best_without_pool, best_with_pool, pool_effect"),
         OPT_END()};
     int first, rc;
     memset(o, 0, sizeof *o);

@@ -309,27 +309,54 @@ static void cli_once(const char *args)
     }
 }
 
-/* A layout prediction of Llama 3.1 405B as a whole process (start, load
- * the model and one host, build the groups, price, print): the median of
- * 21 runs.  arg: the layout flags. */
-static void row_llm_process(const char *arg, char *res, size_t cap)
+/* GPT-3 175B as a GPT-2-style config (96 layers, hidden 12,288, 96 heads,
+ * vocabulary 51,200: the search acceptance's model). */
+static const char gpt3_config[] =
+    "{\"architectures\": [\"GPT2LMHeadModel\"], \"model_type\": \"gpt2\", \"n_layer\": 96, "
+    "\"n_embd\": 12288, \"n_head\": 96, \"n_positions\": 2048, \"vocab_size\": 51200}\n";
+
+/* A command as a whole process (start, load, work, print) on a model
+ * imported from `config`: the median of `runs` runs.  args: the command
+ * with %s for the model file. */
+static double time_process(const char *config, int seq, const char *args, int runs)
 {
-    char cfg[] = "/tmp/cp-bench-405b-XXXXXX.json", model[64], args[768];
+    char cfg[] = "/tmp/cp-bench-XXXXXX.json", model[64], cmd[768];
     int fd = mkstemps(cfg, 5);
     double t;
-    if (fd < 0 || write(fd, llama405_config, sizeof llama405_config - 1) < 0)
+    if (fd < 0 || write(fd, config, strlen(config)) < 0)
         exit(1);
     close(fd);
     snprintf(model, sizeof model, "%s.model", cfg);
-    snprintf(args, sizeof args, "import hf-config %s --dtype bf16 --seq-len 8192 -o %s", cfg,
+    snprintf(cmd, sizeof cmd, "import hf-config %s --dtype bf16 --seq-len %d -o %s", cfg, seq,
              model);
-    cli_once(args);
-    snprintf(args, sizeof args, "predict -m %s -t topologies/hgx-h100.json %s", model, arg);
-    cli_once(args); /* warm the page cache */
-    t = median_s(21, cli_once, args);
-    snprintf(res, cap, "%.1f ms a process (median of 21; %s)", t * 1e3, arg);
+    cli_once(cmd);
+    snprintf(cmd, sizeof cmd, args, model);
+    cli_once(cmd); /* warm the page cache */
+    t = median_s(runs, cli_once, cmd);
     unlink(cfg);
     unlink(model);
+    return t;
+}
+
+/* A layout prediction of Llama 3.1 405B as a whole process (load the
+ * model and one host, build the groups, price, print).  arg: the layout. */
+static void row_llm_process(const char *arg, char *res, size_t cap)
+{
+    char args[512];
+    snprintf(args, sizeof args, "predict -m %%s -t topologies/hgx-h100.json %s", arg);
+    snprintf(res, cap, "%.1f ms a process (median of 21; %s)",
+             time_process(llama405_config, 8192, args, 21) * 1e3, arg);
+}
+
+/* The layout search for GPT-3 175B, FP8, global batch 2048 as a whole
+ * process.  arg: the hosts. */
+static void row_search_process(const char *arg, char *res, size_t cap)
+{
+    char args[512];
+    snprintf(args, sizeof args, "search -m %%s -t topologies/hgx-h100.json --hosts %s --gbs 2048 "
+             "--precision fp8 --top 1", arg);
+    snprintf(res, cap, "%.3f s a process (median of 5; %s hosts, %d GPUs)",
+             time_process(gpt3_config, 2048, args, 5), arg, 8 * atoi(arg));
 }
 
 static const row rows[] = {
@@ -355,6 +382,8 @@ static const row rows[] = {
      "--hosts 2048 --tp 8 --pp 16 --vp 4 --cp 2 --gbs 2048"},
     {"predict llama-3.1-405b layout, 1,024 H100", row_llm_process,
      "--hosts 128 --tp 8 --pp 8 --vp 8 --cp 2 --gbs 512"},
+    {"search gpt-3 175b fp8, 64 hgx-h100", row_search_process, "64"},
+    {"search gpt-3 175b fp8, 1,024 hgx-h100", row_search_process, "1024"},
 };
 
 /* Run one row in a child; print its result and the child's peak RSS. */
