@@ -851,7 +851,6 @@ CCCL_CARDS = 6
 CZ120_MODEL = "Micron CZ120 128 GB (CXL 2.0 Type-3, Gen5 x8)"
 CZ120_CAPACITY_GB = 128
 CZ120_MEM_GBS = 36       # "up to 36 GB/s (2:1 read:write mix)", Micron launch coverage
-PCIE_GEN5_X8 = PCIE_GEN5 / 2   # 24: NCCL's rule (width x speed / 80) for x8
 # Load latency on the shared pool behind the switch 0.658 us against 0.214 us
 # for local DRAM (CCCL, secondhand): the device's DRAM access is taken as the
 # local figure, the rest (0.444 us there and back) as the CXL round trip,
@@ -859,13 +858,38 @@ PCIE_GEN5_X8 = PCIE_GEN5 / 2   # 24: NCCL's rule (width x speed / 80) for x8
 CXL_POOL_LOAD_US = 0.658
 DRAM_LOAD_US = 0.214
 LAT_CXL_POOL_HOP = round((CXL_POOL_LOAD_US - DRAM_LOAD_US) / 4, 3)   # 0.111
-# H100 copy engines to host memory over Gen5 x16, measured: D2H 52.8, H2D 35
-# GB/s (NVIDIA/nvbandwidth issue 24, ../shared/data/README.md).  A pool's
-# publish is a D2H copy and its pull an H2D copy into the CXL-backed host
-# mapping; these are the copy engines' own rates (upper bounds: the CXL
-# memory is farther than DRAM).
-H100_COPY_D2H = 52.8
-H100_COPY_H2D = 35
+# How a GPU reaches the pool (../shared/data/cxl/README.md, "How GPUs move
+# data to and from host-mapped (CXL) memory"): cudaMemcpyAsync on registered
+# memory, i.e. the copy engines.  Hopper copy engines on registered memory,
+# at 256 MiB: H2D 55.4, D2H 52.3 GB/s (DeepSpeed PR #8283, H200, first-hand).
+# A pool's publish is a D2H copy, its pull an H2D copy.
+HOPPER_COPY_D2H = 52.3
+HOPPER_COPY_H2D = 55.4
+# Both directions at once through the copy engines: H2D drops to about 11
+# GB/s while D2H runs at about 25 (nvbandwidth issue #53, a PCIe Gen4
+# A100-class host whose one-way copies run at the link's ~25): the pull
+# keeps 11 / 25 = 0.44 of its rate while the publish runs.
+COPY_DUPLEX = round(11 / 25, 2)
+# A copy's fixed cost: 16 KB copies with DDIO off, as CCCL runs (Beluga,
+# arXiv 2511.20172, secondhand): D2H 9.1 us, H2D 10.6 us, less the 16 KB
+# themselves at the engine's rate.
+SMALL_COPY_PROBE_BYTES = 16384
+COPY_FIXED_D2H_US = round(9.1 - SMALL_COPY_PROBE_BYTES / (HOPPER_COPY_D2H * 1e3), 3)   # 8.787
+COPY_FIXED_H2D_US = round(10.6 - SMALL_COPY_PROBE_BYTES / (HOPPER_COPY_H2D * 1e3), 3)  # 10.304
+# cudaMemcpy of under 24 KB on memory mapped uncacheable takes about 1.23 ms
+# (Beluga, secondhand); CCCL maps the pool non-cacheable (DevDAX).
+UC_SMALL_COPY_BYTES = 24 * 1024
+UC_SMALL_COPY_US = 1230
+# GPU to CXL memory through a commercial CXL 2.0 switch (XConn) and the
+# host's root complex (Beluga, Figure 6, secondhand): 26 GB/s per PCIe/CXL
+# adapter, 46 GB/s with two; 22.5 GB/s at most per memory device.
+GPU_CXL_ADAPTER_GBS = 26
+GPU_CXL_TWO_ADAPTERS_GBS = 46
+GPU_CXL_DEVICE_GBS = 22.5
+POOL_CALIB = {"copy_gbs": HOPPER_COPY_D2H, "copy_read_gbs": HOPPER_COPY_H2D,
+              "duplex": COPY_DUPLEX, "chunk_us": COPY_FIXED_D2H_US,
+              "chunk_read_us": COPY_FIXED_H2D_US, "small_copy_bytes": UC_SMALL_COPY_BYTES,
+              "small_copy_us": UC_SMALL_COPY_US}
 # H100 PCIe 80 GB (NVIDIA datasheet): FP32 51 TFLOP/s, BF16 tensor 756 dense,
 # 2.0 TB/s HBM2e; capacity as the SXM part's 80 GB.
 H100_PCIE = {"model": "H100-PCIe-80GB", "tflops": 51, "tflops_fp16": 756, "mem_gbs": 2000,
@@ -911,14 +935,16 @@ def cccl_pod():
         t.link("h%d/nic0" % h, "netsw", "net", NET_HDR, IB_LAT / 2,
                note="half the NIC-to-NIC latency on each side, as --hosts builds" if first
                else None)
-        t.link("h%d/cpu0" % h, "cxlsw", "cxl", PCIE_GEN5, LAT_CXL_POOL_HOP,
-               note="host port, Gen5 x16 = 48 GB/s by NCCL's rule; latency (0.658 - 0.214) / 4 "
-                    "us (pool load latency minus DRAM, over two links, there and back)"
+        t.link("h%d/cpu0" % h, "cxlsw", "cxl", GPU_CXL_ADAPTER_GBS, LAT_CXL_POOL_HOP,
+               note="host port, Gen5 x16: a GPU reaches CXL memory through one adapter and a "
+                    "commercial CXL switch at 26 GB/s (Beluga, measured); latency (0.658 - 0.214) "
+                    "/ 4 us (pool load latency minus DRAM, over two links, there and back)"
                if first else None)
     for k in range(CCCL_CARDS):
-        t.link("cxlsw", "mem%d" % k, "cxl", PCIE_GEN5_X8, LAT_CXL_POOL_HOP,
-               note="CZ120 at Gen5 x8 = 24 GB/s by NCCL's rule" if k == 0 else None)
-    t.pool_calib = {"copy_gbs": H100_COPY_D2H, "copy_read_gbs": H100_COPY_H2D}
+        t.link("cxlsw", "mem%d" % k, "cxl", GPU_CXL_DEVICE_GBS, LAT_CXL_POOL_HOP,
+               note="CZ120 at Gen5 x8: a GPU's copies reach one memory device at 22.5 GB/s at "
+                    "most (Beluga, measured)" if k == 0 else None)
+    t.pool_calib = dict(POOL_CALIB)
     return t
 
 
@@ -941,12 +967,14 @@ def hgx_h100_pod():
               "that --hosts N (2 to 64) copies share: a CXL 3.x fabric seen as one switch with 32 "
               "CZ120-class 256 GB cards at Gen5 x8, each CPU socket with one Gen5 x16 port to it. "
               "Pool figures are ASSUMPTIONS; see docs/topologies.md#hgx-h100-pod")
-    ports = [{"node": "cpu%d" % sock, "switch": 0, "gbs": PCIE_GEN5,
+    ports = [{"node": "cpu%d" % sock, "switch": 0, "gbs": GPU_CXL_TWO_ADAPTERS_GBS / 2,
               "latency_us": LAT_CXL_POOL_HOP} for sock in range(2)]
     t.pool = {
         "note": "ASSUMED (docs/topologies.md#hgx-h100-pod): a CXL 3.x fabric seen as one "
-                "switch; cards as cccl-pod's CZ120 (36 GB/s rated), 256 GB part; one Gen5 x16 "
-                "port per socket (the 16 lanes left of 80); link latencies as cccl-pod's",
+                "switch; cards as cccl-pod's CZ120 (36 GB/s rated), 256 GB part, reached at 22.5 "
+                "GB/s a device as cccl-pod's; one Gen5 x16 adapter per socket (the 16 lanes left "
+                "of 80), two a host at 46 GB/s together (Beluga, measured); link latencies as "
+                "cccl-pod's",
         "switches": POD_SWITCHES,
         "switch_model": "CXL 3.x fabric (assumed)",
         "devices_per_switch": POD_CARDS_PER_SWITCH,
@@ -954,10 +982,10 @@ def hgx_h100_pod():
                    "capacity_gb": POD_CARD_GB, "read_gbs": CZ120_MEM_GBS,
                    "write_gbs": CZ120_MEM_GBS, "mem_gbs": CZ120_MEM_GBS,
                    "access_latency_us": DRAM_LOAD_US},
-        "device_link": {"gbs": PCIE_GEN5_X8, "latency_us": LAT_CXL_POOL_HOP},
+        "device_link": {"gbs": GPU_CXL_DEVICE_GBS, "latency_us": LAT_CXL_POOL_HOP},
         "ports": ports,
     }
-    t.pool_calib = {"copy_gbs": H100_COPY_D2H, "copy_read_gbs": H100_COPY_H2D}
+    t.pool_calib = dict(POOL_CALIB)
     return t
 
 

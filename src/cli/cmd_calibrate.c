@@ -94,8 +94,9 @@ static int parse_opts(int argc, char **argv, opts *o)
                      "gather, scatter, alltoall)"),
         OPT_CALLBACK('a', "algo", "ALG", o, parse_alg,
                      "algorithm NCCL used (default ring), or pool: a table of collectives "
-                     "through a CXL pool, fitting calibration.pool (the busier copy engine's "
-                     "rate, chunk_us; docs/pool.md)"),
+                     "through a CXL pool, fitting calibration.pool (the busier copy-engine "
+                     "stream's rate and fixed cost a copy; hosts of several GPUs "
+                     "hierarchically; docs/pool.md)"),
         OPT_CALLBACK(0, "launch-us", "US", &o->launch, parse_launch,
                      "fixed launch cost per kernel (default: the topology's, or 5 us when it "
                      "has no calibration block)"),
@@ -224,6 +225,22 @@ static int print_fit_json(const cp_topo *t, const cp_nccl_table *tab, const cp_f
     return cli_dump_json(root, stdout);
 }
 
+/* -a pool: the pool's fit, with the network's model of the machine for
+ * the in-host phases of hosts of several GPUs (docs/pool.md, eq. PL7). */
+static int pool_fit(const opts *o, cp_topo *t, const cp_nccl_table *tab, cp_pool_fit *f,
+                    cp_err *e)
+{
+    cp_coll c;
+    int rc = cli_blame(cp_coll_build(t, tab->gpus_per_thread > 0 ? tab->gpus_per_thread : 1, &c,
+                                     e),
+                       e, o->topo);
+    if (rc)
+        return rc;
+    rc = cli_blame(cp_pool_calibrate(t, &c, tab, (cp_xop)o->xop, f, e), e, o->table);
+    cp_coll_free(&c);
+    return rc;
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     opts o;
@@ -252,8 +269,7 @@ int cmd_calibrate(int argc, char **argv)
         cli_meter_start(&mt, "calibrate", 4);
         pg = cli_meter_progress(&mt);
         if (o.pool)
-            rc = cli_blame(cp_pool_calibrate(t, NULL, &tab, (cp_xop)o.xop, &pfit, &e), &e,
-                           o.table);
+            rc = pool_fit(&o, t, &tab, &pfit, &e);
         else
             rc = cli_blame(cp_calibrate_progress(t, &tab, o.op, o.alg, &fit, &pg, &e), &e,
                            o.table);

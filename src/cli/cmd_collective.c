@@ -153,8 +153,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         OPT_CALLBACK('a', "algo", "ALG", o, parse_alg,
                      "ring, tree, nvls, hier, ps (parameter server in CPU memory), collnet "
                      "(in-network reduction, SHARP: needs a reducing network switch), pool "
-                     "(through a CXL memory pool, docs/pool.md), or auto (default: the "
-                     "fastest of NCCL's algorithms per size, as NCCL's tuner picks)"),
+                     "(through a CXL memory pool, docs/pool.md; AllReduce's rows say pool or "
+                     "pool-rsag, the faster of its two forms), or auto (default: the fastest of "
+                     "NCCL's algorithms per size, as NCCL's tuner picks)"),
         OPT_CALLBACK('b', "minbytes", "SIZE", &o->minb, parse_min,
                      "smallest size (default 8); K, M, G suffixes (x1024)"),
         OPT_CALLBACK('e', "maxbytes", "SIZE", &o->maxb, parse_max,
@@ -174,7 +175,9 @@ static int parse_opts(int argc, char **argv, opts *o)
                  "\"busbw_gbs\",\"algorithm\"}]}"),
         OPT_FLAG(0, "explain", &o->explain,
                  "for each algorithm: phases, steps, latency, bandwidth, the links that bind "
-                 "it and what one more GB/s on them buys, and where the algorithms cross over"),
+                 "it and what one more GB/s on them buys, and where the algorithms cross over; "
+                 "with -a pool: the resource that binds the pool at every size against the "
+                 "network, and every term at the smallest and largest"),
         OPT_STRING(0, "nccl-tuner-conf", "FILE", &o->tuner,
                    "write the model's best algorithm, protocol and channels per size range of "
                    "every collective as rules for NCCL's example tuner plugin ('-' for standard "

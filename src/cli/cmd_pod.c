@@ -39,8 +39,11 @@ static const cli_usage_text usage = {
     "the pool alone (pool), the LP's split (coarse; DDP only, empty otherwise),\n"
     "speed-ups over the network, and what binds the pool at the largest operation.\n"
     "--collectives:\n"
-    "  operation,bytes,pool_us,network_us,network_algorithm,speedup,pool_binding\n"
-    "for every operation from -b (default 1M) to -e (default 4G), doubling.\n",
+    "  operation,bytes,pool_us,network_us,network_algorithm,speedup,pool_binding,\n"
+    "  pool_form\n"
+    "for every operation from -b (default 1M) to -e (default 4G), doubling;\n"
+    "pool_form is AllReduce's faster form through the pool (direct: every rank\n"
+    "pulls every contribution; rs+ag: a reduce-scatter, then an all-gather).\n",
     NULL};
 
 #define MAX_LIST 16
@@ -308,7 +311,7 @@ static int collectives(const opts *o, FILE *f, cp_err *e)
         have = 1;
     if (rc == CP_OK)
         fprintf(f, "operation,bytes,pool_us,network_us,network_algorithm,speedup,"
-                   "pool_binding\n");
+                   "pool_binding,pool_form\n");
     for (op = 0; rc == CP_OK && op < CP_XOPS; op++) {
         int64_t s;
         for (s = o->minb; s <= o->maxb; s *= 2) {
@@ -316,8 +319,9 @@ static int collectives(const opts *o, FILE *f, cp_err *e)
             const char *alg;
             double pu = cp_pool_time_us(&pool, (cp_xop)op, (double)s, &w);
             double nu = cp_net_time_us(&c, &p2p, (cp_xop)op, (double)s, &alg);
-            fprintf(f, "%s,%lld,%.3f,%.3f,%s,%.4f,%s\n", cp_xop_name((cp_xop)op), (long long)s,
-                    pu, nu, alg, nu / pu, cp_pool_res_name(w.bind));
+            fprintf(f, "%s,%lld,%.3f,%.3f,%s,%.4f,%s,%s\n", cp_xop_name((cp_xop)op),
+                    (long long)s, pu, nu, alg, nu / pu, cp_pool_res_name(w.bind),
+                    op != CP_XOP_ALLREDUCE ? "" : w.rsag ? "rs+ag" : "direct");
             if (s > INT64_MAX / 2)
                 break;
         }

@@ -6,6 +6,7 @@
  * cmd_collective.c parses the options and hands them over here.  Also what
  * `calibrate -a pool` prints and writes (cmd_calibrate.c).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,8 +29,9 @@ static double row(models *m, const cli_xopts *o, double bytes, const char **alg,
                   cp_pool_why *why)
 {
     if (o->pool) {
-        *alg = "pool";
-        return cp_pool_time_us(&m->pool, (cp_xop)o->op, bytes, why);
+        double us = cp_pool_time_us(&m->pool, (cp_xop)o->op, bytes, why);
+        *alg = why->rsag ? "pool-rsag" : "pool";
+        return us;
     }
     if (o->ring) {
         *alg = "ring";
@@ -99,8 +101,8 @@ static int print_json(models *m, const cli_xopts *o, const cp_topo *t)
     return cli_dump_json(root, stdout);
 }
 
-/* "gpu0", "host link cpu0 -> cxlsw (30.0 GB/s)", "mem0": where a resource
- * binds. */
+/* "gpu0", "host link cpu0 -> cxlsw, 30.0 GB/s effective", "mem0": where a
+ * resource binds. */
 static void where(const cp_topo *t, cp_pool_res k, int at, char *buf, size_t cap)
 {
     if (at < 0) {
@@ -115,32 +117,97 @@ static void where(const cp_topo *t, cp_pool_res k, int at, char *buf, size_t cap
     }
 }
 
+void cli_pool_copy_limit(const cp_pool *p, int write, char *buf, size_t cap)
+{
+    const cp_topo *t = p->topo;
+    double gbs;
+    int at = cp_pool_copy_limit(p, 0, 0, write, &gbs);
+    if (at >= 0)
+        snprintf(buf, cap, "%.1f GB/s (%s %s -> %s)", gbs, cp_pool_arc_role(t, at),
+                 t->nodes[cp_arc_tail(t, at)].id, t->nodes[cp_arc_head(t, at)].id);
+    else if (at == -1)
+        snprintf(buf, cap, "%.1f GB/s (the copy engine)", gbs);
+    else
+        snprintf(buf, cap, "%.1f GB/s (%s's memory)", gbs, t->nodes[p->dev[0]].id);
+}
+
+/* The binding resource as one phrase: "link (host link h0/cpu0 -> cxlsw)". */
+static void bind_name(const cp_topo *t, const cp_pool_why *w, char *buf, size_t cap)
+{
+    int at = w->res_where[w->bind];
+    if (w->bind == CP_PRES_LINK && at >= 0)
+        snprintf(buf, cap, "%s %s -> %s", cp_pool_arc_role(t, at),
+                 t->nodes[cp_arc_tail(t, at)].id, t->nodes[cp_arc_head(t, at)].id);
+    else
+        snprintf(buf, cap, "%s%s%s%s", cp_pool_res_name(w->bind), at >= 0 ? " (" : "",
+                 at >= 0 ? t->nodes[at].id : "", at >= 0 ? ")" : "");
+}
+
+/* One call's terms: launch, fill, steps, and every resource it uses. */
+static void explain_call(const cp_topo *t, const cp_pool_call *c, const char *label)
+{
+    int k;
+    char buf[160];
+    printf("    %s%s: %.2f us = launch %.2f + fill %.2f + %d steps x %.2f (%s)\n", label,
+           cp_xop_name((cp_xop)c->op), c->us, c->launch_us, c->fill_us, c->steps, c->step_us,
+           cp_pool_res_name(c->bind));
+    for (k = 0; k < CP_PRES_KINDS; k++) {
+        if (c->res_where[k] < 0)
+            continue;
+        where(t, (cp_pool_res)k, c->res_where[k], buf, sizeof buf);
+        printf("      %-24s %10.2f us  (%s)%s\n", cp_pool_res_name((cp_pool_res)k), c->res_us[k],
+               buf, c->bind == (cp_pool_res)k ? "  <- binds" : "");
+    }
+    printf("      busiest copy-engine stream: %lld cop%s of %.0f B, %.2f us fixed cost each",
+           c->copies, c->copies == 1 ? "y" : "ies", c->copy_bytes, c->copy_us);
+    if (c->fanout > 1)
+        printf("; %d readers pull each chunk from its one device at once", c->fanout);
+    printf("\n");
+}
+
 static void explain_size(models *m, const cli_xopts *o, const cp_topo *t, double bytes)
 {
     cp_pool_why w;
     const char *alg;
     double us = cp_pool_time_us(&m->pool, (cp_xop)o->op, bytes, &w);
     double net = cp_net_time_us(&m->c, &m->p2p, (cp_xop)o->op, bytes, &alg);
-    int k;
-    char buf[160];
-    printf("  at %.0f B: %.2f us = launch %.2f + fill %.2f + %s %.2f", bytes, us, w.launch_us,
-           w.fill_us, cp_pool_res_name(w.bind), w.res_us[w.bind]);
+    int i;
+    printf("  at %.0f B: %.2f us", bytes, us);
     if (w.intra_us > 0)
-        printf(" + in-host phases %.2f (hierarchical, eq. PL7)", w.intra_us);
+        printf(" = in-host phases %.2f (hierarchical, eq. PL7) + pool %.2f", w.intra_us,
+               w.pool_us);
     printf("\n");
-    for (k = 0; k < CP_PRES_KINDS; k++) {
-        if (w.res_where[k] < 0)
-            continue;
-        where(t, (cp_pool_res)k, w.res_where[k], buf, sizeof buf);
-        printf("    %-19s %10.2f us  (%s)%s\n", cp_pool_res_name((cp_pool_res)k), w.res_us[k],
-               buf, (int)w.bind == k ? "  <- binds" : "");
-    }
-    if (w.chunks > 0)
-        printf("    busiest copy-engine stream: %lld chunk%s x %.2f us fixed cost\n", w.chunks,
-               w.chunks == 1 ? "" : "s", w.chunk_us);
+    if (o->op == CP_XOP_ALLREDUCE && w.ncalls > 0)
+        printf("    pool allreduce: every rank pulls every contribution %.2f us; reduce-scatter "
+               "+ all-gather %.2f us: the %s is taken\n", w.direct_us, w.rsag_us,
+               w.rsag ? "second" : "first");
+    for (i = 0; i < w.ncalls; i++)
+        explain_call(t, &w.call[i], w.ncalls > 1 ? (i ? "then " : "first ") : "");
     if (net > 0)
         printf("    network (%s): %.2f us; the pool is %.2fx %s\n", alg, net,
                us < net ? net / us : us / net, us < net ? "faster" : "slower");
+}
+
+/* Every size from -b to -e: the pool's time, its binding resource, the
+ * network's time and the speed-up. */
+static void explain_sizes(models *m, const cli_xopts *o, const cp_topo *t)
+{
+    int64_t s;
+    printf("  %12s %12s  %-9s  %-40s %12s  %-9s %8s\n", "size (B)", "pool us", "form",
+           "binding resource", "network us", "network", "speed-up");
+    for (s = o->minb; s <= o->maxb; s *= o->factor) {
+        cp_pool_why w;
+        const char *alg;
+        char buf[160];
+        double us = cp_pool_time_us(&m->pool, (cp_xop)o->op, (double)s, &w);
+        double net = cp_net_time_us(&m->c, &m->p2p, (cp_xop)o->op, (double)s, &alg);
+        bind_name(t, &w, buf, sizeof buf);
+        printf("  %12lld %12.2f  %-9s  %-40s %12.2f  %-9s %8.3f\n", (long long)s, us,
+               o->op != CP_XOP_ALLREDUCE ? "-" : w.rsag ? "rs+ag" : "direct", buf, net,
+               net > 0 ? alg : "-", net > 0 && us > 0 ? net / us : 0);
+        if (s > INT64_MAX / o->factor)
+            break;
+    }
 }
 
 static void print_explain(models *m, const cli_xopts *o, const cp_topo *t)
@@ -150,11 +217,19 @@ static void print_explain(models *m, const cli_xopts *o, const cp_topo *t)
            cp_xop_name((cp_xop)o->op), t->name, p->nranks, p->nhosts,
            p->nhosts == 1 ? "" : "s", p->ndev, p->ndev == 1 ? "" : "s",
            p->device_reduces ? "devices" : "GPUs");
-    printf("  copy engine %.1f GB/s publishing, %.1f pulling (gpu %s); chunks of %.0f B, "
-           "%.2f us fixed cost each; doorbell %.2f us; slowest route %.2f us\n",
-           p->copy_gbs[0], p->copy_read_gbs[0], t->nodes[t->gpus[0]].id, p->chunk_bytes,
-           p->chunk_us,
-           p->doorbell_us, p->path_lat_us);
+    char wr[160], rd[160];
+    cli_pool_copy_limit(p, 1, wr, sizeof wr);
+    cli_pool_copy_limit(p, 0, rd, sizeof rd);
+    printf("  copy engines %.1f GB/s publishing, %.1f pulling (%s); the pull keeps %.2f of its "
+           "rate while publishing runs\n",
+           p->copy_gbs[0], p->copy_read_gbs[0], t->nodes[t->gpus[0]].id, p->duplex);
+    printf("  one copy to one device: %s publishing, %s pulling\n", wr, rd);
+    printf("  %d chunks a piece; a copy's fixed cost %.2f us publishing, %.2f pulling", p->chunks,
+           p->chunk_us, p->chunk_read_us);
+    if (p->small_bytes > 0)
+        printf(", %.0f us under %.0f B", p->small_us, p->small_bytes);
+    printf("; doorbell %.2f us; slowest route %.2f us\n", p->doorbell_us, p->path_lat_us);
+    explain_sizes(m, o, t);
     explain_size(m, o, t, (double)o->minb);
     if (o->maxb != o->minb)
         explain_size(m, o, t, (double)o->maxb);
@@ -200,17 +275,26 @@ int cli_xcollective(const cli_xopts *o)
 void cli_pool_calib_json(json_t *obj, const cp_calib_pool *p)
 {
     json_t *sub;
-    if (p->copy_gbs <= 0 && p->copy_read_gbs <= 0 && p->chunk_bytes <= 0 && p->chunk_us < 0)
+    if (p->copy_gbs <= 0 && p->copy_read_gbs <= 0 && p->duplex <= 0 && p->chunks <= 0 &&
+        p->chunk_us < 0 && p->chunk_read_us < 0 && p->small_copy_bytes <= 0)
         return;
     sub = json_object();
     if (p->copy_gbs > 0)
         json_object_set_new(sub, "copy_gbs", cli_real(p->copy_gbs, 6));
     if (p->copy_read_gbs > 0)
         json_object_set_new(sub, "copy_read_gbs", cli_real(p->copy_read_gbs, 6));
-    if (p->chunk_bytes > 0)
-        json_object_set_new(sub, "chunk_bytes", cli_real(p->chunk_bytes, 0));
+    if (p->duplex > 0)
+        json_object_set_new(sub, "duplex", cli_real(p->duplex, 6));
+    if (p->chunks > 0)
+        json_object_set_new(sub, "chunks", json_integer(p->chunks));
     if (p->chunk_us >= 0)
         json_object_set_new(sub, "chunk_us", cli_real(p->chunk_us, 6));
+    if (p->chunk_read_us >= 0)
+        json_object_set_new(sub, "chunk_read_us", cli_real(p->chunk_read_us, 6));
+    if (p->small_copy_bytes > 0) {
+        json_object_set_new(sub, "small_copy_bytes", cli_real(p->small_copy_bytes, 0));
+        json_object_set_new(sub, "small_copy_us", cli_real(p->small_copy_us, 6));
+    }
     json_object_set_new(obj, "pool", sub);
 }
 
@@ -236,6 +320,7 @@ int cli_print_pool_fit(const cp_topo *t, const cp_nccl_table *tab, const cp_pool
                        const char *table, int json, cp_err *e)
 {
     const char *side = f->read_side ? "copy_read_gbs" : "copy_gbs";
+    const char *cost = f->read_side ? "chunk_read_us" : "chunk_us";
     int i;
     if (json)
         return print_fit_json(t, tab, f) ? cp_fail(e, CP_EINTERNAL, "writing output failed")
@@ -246,9 +331,9 @@ int cli_print_pool_fit(const cp_topo *t, const cp_nccl_table *tab, const cp_pool
         printf("# %s: %.3f -> %.3f GB/s (the busier copy-engine stream binds)\n", side,
                f->rate_before, f->rate_after);
     else
-        printf("# %s: %.3f kept (%s binds the largest size: the copy engine is not seen)\n",
-               side, f->rate_before, cp_pool_res_name(f->bind));
-    printf("# chunk_us: %.3f -> %.3f; launch_us %.3f held; rms error %.2f%%\n",
+        printf("# %s: %.3f kept (every copy's path is slower than the engine: its rate is "
+               "not seen)\n", side, f->rate_before);
+    printf("# %s: %.3f -> %.3f; launch_us %.3f held; rms error %.2f%%\n", cost,
            f->chunk_before, f->chunk_after, t->calib.launch_us, 100 * f->rms_error);
     printf("#%12s  %12s  %12s  %8s\n", "size (B)", "measured us", "predicted us", "error");
     for (i = 0; i < tab->nrows; i++) {

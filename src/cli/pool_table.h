@@ -47,6 +47,11 @@ int cli_pool_memory_note(const cp_predictor *pr, const cp_predict_opts *o, const
 int cli_pool_binding(const cp_predictor *pr, const cp_predict_opts *o, const char **name,
                      cp_err *e);
 
+/* "22.5 GB/s (switch port cxlsw -> mem0)": the rate of GPU 0's copy to
+ * device 0, publishing (write 1) or pulling, and what limits it (the
+ * copy engine, a link direction, the device's memory). */
+void cli_pool_copy_limit(const cp_pool *p, int write, char *buf, size_t cap);
+
 /* calibrate -a pool: add calibration.pool to a calibration block `obj` when
  * any of its figures is set. */
 void cli_pool_calib_json(json_t *obj, const cp_calib_pool *p);

@@ -89,14 +89,15 @@ static void print_reason(const cp_predictor *pr, cp_coll_op op, double bytes)
            w.intra_us > 0 ? " after the in-host phases" : "",
            alg == CP_ALGS ? "none" : cp_coll_alg_name(alg), net,
            us < net ? net / us : us / net, us < net ? "faster" : "slower");
-    if (w.bind == CP_PRES_COPY_READ || w.bind == CP_PRES_COPY_WRITE)
-        printf("#   one copy engine per direction moves each GPU's share at %.1f GB/s "
-               "(%s)%s\n",
-               w.bind == CP_PRES_COPY_READ ? pr->pool->copy_read_gbs[0]
-                                           : pr->pool->copy_gbs[0],
-               w.bind == CP_PRES_COPY_READ ? "pulling" : "publishing",
-               op != CP_OP_ALLGATHER && !w.device_reduces
+    if (w.bind == CP_PRES_COPY_READ || w.bind == CP_PRES_COPY_WRITE) {
+        char lim[160];
+        cli_pool_copy_limit(pr->pool, w.bind == CP_PRES_COPY_WRITE, lim, sizeof lim);
+        printf("#   one copy engine per direction %s each GPU's share one copy after another, "
+               "each to one device at %s%s\n",
+               w.bind == CP_PRES_COPY_READ ? "pulls" : "publishes", lim,
+               op == CP_OP_ALLREDUCE && !w.device_reduces && !w.rsag
                    ? "; reducing on the GPUs, every rank pulls every contribution" : "");
+    }
 }
 
 int cli_pool_whatif(const cp_model *m, const cp_topo *t, const cp_predict_opts *po, cp_err *e)

@@ -2,13 +2,16 @@
  * pool_calib.c - fitting calibration.pool to a measured table (see
  * pool_calib.h).
  *
- * Two numbers are fitted: the rate of the copy-engine direction that binds
- * the operation (publishing for Scatter and Broadcast's root when the
- * writes bind, pulling otherwise) and the fixed cost of one chunk.  The
- * model is piecewise (a maximum of resources, chunk counts that step with
- * size): the fit minimises the squared relative error over every row, first
- * on a coarse grid around the topology's values, then by Levenberg-Marquardt
- * in (log rate, chunk_us) from the grid's best point.  The launch cost is held, as for rings.
+ * Two numbers are fitted, both of the busier copy-engine stream (pulling,
+ * unless publishing takes longer, as Scatter's root's): its engine's rate
+ * and the fixed cost of one of its copies.  The model is piecewise (a
+ * maximum of resources, the small-copy cliff): the fit minimises the
+ * squared relative error over every row, first on a coarse grid around the
+ * topology's values, then by Levenberg-Marquardt in (log rate, fixed cost)
+ * from the grid's best point.  Where a copy's path (a link, the device) is
+ * slower than the engine, the engine's rate does not move the model and is
+ * kept.  The launch cost is held, as for rings.  On hosts of several GPUs
+ * the in-host phases come from the network's model the caller passes.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,24 +30,47 @@ void cp_pool_fit_free(cp_pool_fit *f)
     f->pred_us = NULL;
 }
 
-/* Sum of squared relative errors with the given rate and chunk cost. */
-static double sse(cp_pool *p, const cp_nccl_table *tab, cp_xop op, int read_side, double rate,
-                  double chunk)
+/* Set the fitted side's engine rate on every GPU and its copies' fixed
+ * cost. */
+static void set_params(cp_pool *p, int read_side, double rate, double fixed)
 {
-    double s = 0;
-    int i, g;
+    int g;
     for (g = 0; g < p->nranks; g++) {
         if (read_side)
             p->copy_read_gbs[g] = rate;
         else
             p->copy_gbs[g] = rate;
     }
-    p->chunk_us = chunk;
+    if (read_side)
+        p->chunk_read_us = fixed;
+    else
+        p->chunk_us = fixed;
+}
+
+/* Sum of squared relative errors with the given rate and fixed cost. */
+static double sse(cp_pool *p, const cp_nccl_table *tab, cp_xop op, int read_side, double rate,
+                  double chunk)
+{
+    double s = 0;
+    int i;
+    set_params(p, read_side, rate, chunk);
     for (i = 0; i < tab->nrows; i++) {
         double r = cp_pool_time_us(p, op, tab->rows[i].bytes, NULL) / tab->rows[i].time_us - 1;
         s += r * r;
     }
     return s;
+}
+
+/* 1 when the engine at `rate` is slower than some copy's path: only then
+ * does its rate move the model. */
+static int engine_seen(const cp_pool *p, int read_side, double rate)
+{
+    const double *path = read_side ? p->path_r_gbs : p->path_w_gbs;
+    size_t i, n = (size_t)p->nranks * p->ndev;
+    for (i = 0; i < n; i++)
+        if (rate < path[i])
+            return 1;
+    return 0;
 }
 
 /* Relative residuals of every row at (log rate, chunk) into r. */
@@ -64,9 +90,11 @@ static int in_bounds(const double *x, int fit_rate)
 }
 
 /* The best point of a coarse grid: rates from a tenth to ten times the
- * start (41 steps in log space), chunk costs 0 and 2^-2 .. 2^10 us.  Where
- * a device or a link binds every row, neither parameter moves the model,
- * and a local method from there would not move at all. */
+ * start (41 steps in log space), fixed costs 0 and 2^-2 .. 2^10 us; of
+ * points that fit equally well, the rate nearest the start (a rate the
+ * rows cannot see stays put).  Where a device or a link binds every row,
+ * neither parameter moves the model, and a local method from there would
+ * not move at all. */
 static void grid(cp_pool *p, const cp_nccl_table *tab, cp_xop op, int read_side, double *rate,
                  double *chunk)
 {
@@ -76,8 +104,9 @@ static void grid(cp_pool *p, const cp_nccl_table *tab, cp_xop op, int read_side,
         for (j = -1; j <= 12; j++) {
             double r = r0 * pow(10, (i - 20) / 20.0), c = j < 0 ? 0 : pow(2, j - 2);
             double v = sse(p, tab, op, read_side, r, c);
-            if (v < best) {
-                best = v;
+            if (v < best * (1 - 1e-12) ||
+                (v <= best * (1 + 1e-12) && fabs(log(r / r0)) < fabs(log(*rate / r0)))) {
+                best = fmin(best, v);
                 *rate = r;
                 *chunk = c;
             }
@@ -156,7 +185,7 @@ int cp_pool_calibrate(cp_topo *t, const cp_coll *c, const cp_nccl_table *tab, cp
     /* the busier stream's direction; its rate moves only where it binds */
     f->read_side = w.res_us[CP_PRES_COPY_READ] >= w.res_us[CP_PRES_COPY_WRITE];
     rate = f->read_side ? p.copy_read_gbs[0] : p.copy_gbs[0];
-    chunk = p.chunk_us;
+    chunk = f->read_side ? p.chunk_read_us : p.chunk_us;
     f->rate_before = rate;
     f->chunk_before = chunk;
     f->pred_us = malloc(3 * (size_t)tab->nrows * sizeof *f->pred_us);
@@ -166,6 +195,10 @@ int cp_pool_calibrate(cp_topo *t, const cp_coll *c, const cp_nccl_table *tab, cp
     }
     grid(&p, tab, op, f->read_side, &rate, &chunk);
     search(&p, tab, op, f->read_side, 1, &rate, &chunk, f->pred_us);
+    /* a rate the rows cannot see (every copy's path slower) is kept */
+    f->rate_fitted = engine_seen(&p, f->read_side, rate);
+    if (!f->rate_fitted)
+        rate = f->rate_before;
     f->rate_after = rate;
     f->chunk_after = chunk;
     sse(&p, tab, op, f->read_side, rate, chunk);
@@ -178,16 +211,16 @@ int cp_pool_calibrate(cp_topo *t, const cp_coll *c, const cp_nccl_table *tab, cp
     }
     f->rms_error = sqrt(f->rms_error / tab->nrows);
     f->bind = w.bind;
-    f->rate_fitted = w.bind == CP_PRES_COPY_WRITE || w.bind == CP_PRES_COPY_READ;
     if (f->rate_fitted) {
         if (f->read_side)
             t->calib.pool.copy_read_gbs = rate;
         else
             t->calib.pool.copy_gbs = rate;
-    } else {
-        f->rate_after = f->rate_before;
     }
-    t->calib.pool.chunk_us = chunk;
+    if (f->read_side)
+        t->calib.pool.chunk_read_us = chunk;
+    else
+        t->calib.pool.chunk_us = chunk;
     t->calib.given = 1;
     cp_pool_free(&p);
     return CP_OK;

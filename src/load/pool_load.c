@@ -42,8 +42,14 @@ static const char *const device_keys[] = {"model", "capacity_gb", "read_gbs", "w
                                           NULL};
 static const char *const dlink_keys[] = {"gbs", "latency_us", NULL};
 static const char *const port_keys[] = {"node", "switch", "gbs", "latency_us", NULL};
-static const char *const calib_pool_keys[] = {"copy_gbs", "copy_read_gbs", "chunk_bytes",
-                                              "chunk_us", NULL};
+static const char *const calib_pool_keys[] = {"copy_gbs", "copy_read_gbs", "duplex", "chunks",
+                                              "chunk_us", "chunk_read_us", "small_copy_bytes",
+                                              "small_copy_us", NULL};
+
+/* A message is never split into more chunks than this: CCCL splits one
+ * into 4 or 8 (docs/pool.md); 65536 leaves room and keeps the chunk
+ * counts of a 4 GB message well inside a double's integers. */
+#define MAX_CHUNKS 65536
 
 static int num(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
                const char *key, unsigned flags, double lo, double hi, const char *expect,
@@ -90,6 +96,7 @@ int cp_pool_check_node_caps(const cp_jdoc *d, cp_err *e, const json_t *obj, cons
 int cp_pool_read_calib(const cp_jdoc *d, cp_err *e, const json_t *calib, cp_calib_pool *p)
 {
     const json_t *obj = NULL;
+    int64_t chunks = 0;
     int rc;
     if ((rc = cp_jget_object(d, e, calib, "calibration", "pool", 0, &obj)) || !obj)
         return rc;
@@ -100,12 +107,24 @@ int cp_pool_read_calib(const cp_jdoc *d, cp_err *e, const json_t *calib, cp_cali
         (rc = num(d, e, obj, "calibration.pool", "copy_read_gbs", 0, MIN_GBS, MAX_GBS,
                   "a positive number (GB/s of one GPU copy engine pulling)",
                   &p->copy_read_gbs)) ||
-        (rc = num(d, e, obj, "calibration.pool", "chunk_bytes", 0, 64, 1e12,
-                  "a number of bytes from 64 to 1e12 (bytes per pipelined chunk)",
-                  &p->chunk_bytes)) ||
+        (rc = num(d, e, obj, "calibration.pool", "duplex", 0, 1e-3, 1,
+                  "a number from 0.001 to 1 (share of its rate the pulling copy engine keeps "
+                  "while the publishing one runs)", &p->duplex)) ||
+        (rc = cp_jget_int(d, e, obj, "calibration.pool", "chunks", 0, 1, MAX_CHUNKS, &chunks)) ||
         (rc = num(d, e, obj, "calibration.pool", "chunk_us", CP_NONNEG, 0, CP_MAX_STEP_US,
-                  "a non-negative number (us of fixed cost per chunk)", &p->chunk_us)))
+                  "a non-negative number (us of fixed cost per publishing copy)",
+                  &p->chunk_us)) ||
+        (rc = num(d, e, obj, "calibration.pool", "chunk_read_us", CP_NONNEG, 0, CP_MAX_STEP_US,
+                  "a non-negative number (us of fixed cost per pulling copy)",
+                  &p->chunk_read_us)) ||
+        (rc = num(d, e, obj, "calibration.pool", "small_copy_bytes", CP_NONNEG, 0, 1e12,
+                  "a number of bytes from 0 to 1e12 (copies under it cost small_copy_us)",
+                  &p->small_copy_bytes)) ||
+        (rc = num(d, e, obj, "calibration.pool", "small_copy_us", CP_NONNEG, 0, CP_MAX_STEP_US,
+                  "a non-negative number (us one copy under small_copy_bytes takes)",
+                  &p->small_copy_us)))
         return rc;
+    p->chunks = (int)chunks;
     return CP_OK;
 }
 

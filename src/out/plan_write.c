@@ -2,6 +2,7 @@
  * plan_write.c - building the plan JSON and checking its orders (see
  * plan_write.h).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +48,15 @@ static json_t *route_devices(const cp_plan *p, const cp_plan_route *r)
 /* A pool route's layout: host h writes its contribution to the route's
  * range at [base + h x bytes, base + (h + 1) x bytes) of the pool's shared
  * region, its GPUs' pieces in local-rank order, interleaved over the
- * route's devices in chunk_bytes units; every host reads the others'.
- * *base advances past the route's H ranges. */
-static json_t *pool_layout(const cp_plan *p, const cp_plan_route *r, int64_t *base)
+ * route's devices in chunk_bytes units (a GPU's piece over the pool's
+ * chunk count, whole elements); every host reads the others'.  *base
+ * advances past the route's H ranges. */
+static json_t *pool_layout(const cp_plan *p, const cp_plan_route *r, int elem, int64_t *base)
 {
     json_t *o = json_object(), *hs = json_array();
     int h, H = p->topo->nhosts;
-    json_object_set_new(o, "chunk_bytes", json_integer((json_int_t)p->fams.pool->chunk_bytes));
+    double chunk = ceil(cp_pool_chunk_bytes(p->fams.pool, (double)r->bytes) / elem) * elem;
+    json_object_set_new(o, "chunk_bytes", json_integer((json_int_t)fmax(chunk, elem)));
     for (h = 0; h < H; h++) {
         json_t *s = json_object();
         json_object_set_new(s, "host", json_integer(h));
@@ -102,7 +105,7 @@ static json_t *bucket_json(const cp_plan *p, int bi, int64_t *pool_base)
         json_object_set_new(rj, "start_ms", real(r->start_ms, 4));
         json_object_set_new(rj, "finish_ms", real(r->finish_ms, 4));
         if (r->fam == CP_FAM_POOL)
-            json_object_set_new(rj, "pool", pool_layout(p, r, pool_base));
+            json_object_set_new(rj, "pool", pool_layout(p, r, elem, pool_base));
         json_array_append_new(rs, rj);
     }
     json_object_set_new(o, "tensors", ts);

@@ -36,7 +36,8 @@ cp_topo *cp_topo_new(const char *name)
     for (k = 0; k < CP_LINK_KINDS; k++)
         t->calib.kind[k].bw_eff = 1.0;
     t->calib.nvls_eff = 1.0;
-    t->calib.pool.chunk_us = -1; /* derived: launch + doorbell */
+    t->calib.pool.chunk_us = -1;      /* derived: launch + doorbell */
+    t->calib.pool.chunk_read_us = -1; /* derived: chunk_us */
     return t;
 }
 

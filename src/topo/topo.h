@@ -87,15 +87,22 @@ typedef struct cp_calib_kind {
 } cp_calib_kind;
 
 /* How GPUs move data through a CXL pool (docs/pool.md): one copy engine
- * per direction per GPU, pipelined in chunks, each chunk paying a fixed
- * cost (the memcpy's launch and the doorbell that publishes it).  Zeros
- * mean "derive from the topology" (docs/pool.md, "Defaults"). */
+ * per direction per GPU, each copy (cudaMemcpyAsync on registered memory)
+ * to or from one device, a piece of data split into a number of chunks
+ * that pipeline, each copy paying a fixed cost.  Zeros (and negative
+ * costs) mean "derive from the topology" (docs/pool.md, "Defaults"). */
 typedef struct cp_calib_pool {
-    double copy_gbs;    /* one copy engine publishing (GPU to memory), GB/s; 0: the GPU's
-                         * own link */
+    double copy_gbs;      /* one copy engine publishing (GPU to memory), GB/s; 0: the GPU's
+                           * own link */
     double copy_read_gbs; /* one copy engine pulling (memory to GPU), GB/s; 0: copy_gbs */
-    double chunk_bytes; /* bytes per chunk; 0: CP_POOL_CHUNK_BYTES */
-    double chunk_us;    /* fixed cost of one chunk, us; < 0: launch_us + the doorbell */
+    double duplex;        /* share of its rate the pulling engine keeps while the publishing
+                           * one runs, (0, 1]; 0: 1 (no loss) */
+    int chunks;           /* chunks each piece of a message is split into; 0: CP_POOL_CHUNKS */
+    double chunk_us;      /* fixed cost of one publishing copy, us; < 0: launch_us + the
+                           * doorbell */
+    double chunk_read_us; /* fixed cost of one pulling copy, us; < 0: chunk_us */
+    double small_copy_bytes; /* copies under this many bytes ... */
+    double small_copy_us;    /* ... take this long instead, us; 0 bytes: no such cliff */
 } cp_calib_pool;
 
 typedef struct cp_calib {
