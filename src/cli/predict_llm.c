@@ -220,9 +220,14 @@ void cli_llm_bind(cli_llm *L, cp_framework *dp_framework)
 /* ------------------------------------------------------------------ */
 /* Running                                                             */
 
-int cli_llm_strategy_alg(cp_strategy s, cp_coll_alg *alg, cp_err *e)
+int cli_llm_strategy_alg(cp_strategy s, cp_coll_alg *alg, int *pool, cp_err *e)
 {
+    *pool = 0;
     switch (s) {
+    case CP_S_POOL:
+        *alg = CP_ALGS;
+        *pool = 1;
+        return CP_OK;
     case CP_S_AUTO:
     case CP_S_BEST:
         *alg = CP_ALGS;
@@ -238,8 +243,8 @@ int cli_llm_strategy_alg(cp_strategy s, cp_coll_alg *alg, cp_err *e)
         return CP_OK;
     default:
         return cp_fail(e, CP_EINPUT, "strategy %s is not priced for large-model layouts: their "
-                       "data-parallel groups run ring, tree, collnet or auto (NCCL's choice, "
-                       "NVLS included)", cp_strategy_name(s));
+                       "data-parallel groups run ring, tree, collnet, auto (NCCL's choice, "
+                       "NVLS included) or pool (through the CXL pool)", cp_strategy_name(s));
     }
 }
 
@@ -485,8 +490,15 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
         cp_llm_opts o;
         const char *why;
         memset(&o, 0, sizeof o);
-        if ((rc = cli_llm_strategy_alg(list[k], &o.dp_alg, e)))
+        if ((rc = cli_llm_strategy_alg(list[k], &o.dp_alg, &o.dp_pool, e)))
             break;
+        if (o.dp_pool && cp_groups_model(&G, l.cp > 1 ? CP_G_DPCP : CP_G_DP) &&
+            !cp_groups_model(&G, l.cp > 1 ? CP_G_DPCP : CP_G_DP)->have_pool) {
+            rc = cp_fail_at(e, CP_EINPUT, r->topo, 0, 0, NULL,
+                            "strategy pool: %s has no CXL pool (no cxl_switch node, no pool "
+                            "block)", t->name);
+            break;
+        }
         if ((why = unavailable(&G, &l, o.dp_alg))) {
             rc = cp_fail(e, CP_EINPUT, "strategy %s is not available on %s's data-parallel "
                          "group: %s", cp_strategy_name(list[k]), t->name, why);

@@ -136,9 +136,10 @@ int cli_llm_machine(const char *path, int gpus, int hosts, cp_topo **t, cp_err *
 /* The `parallel` object of one prediction (predict --json, search --json). */
 json_t *cli_llm_parallel_json(const cp_layout *l, const cp_llm_result *res);
 
-/* The strategy's data-parallel algorithm for a layout: CP_OK and *alg
- * (CP_ALGS for NCCL's choice), or CP_EINPUT naming why it cannot price one. */
-int cli_llm_strategy_alg(cp_strategy s, cp_coll_alg *alg, cp_err *e);
+/* The strategy's data-parallel route for a layout: CP_OK and *alg
+ * (CP_ALGS for NCCL's choice) and *pool (1: through the CXL pool), or
+ * CP_EINPUT naming why it cannot price one. */
+int cli_llm_strategy_alg(cp_strategy s, cp_coll_alg *alg, int *pool, cp_err *e);
 
 /* Draw the pipeline of res (its schedule events) as a Gantt chart into
  * path, written whole (pipeline_svg.c). */

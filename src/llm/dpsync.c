@@ -22,29 +22,39 @@ static cp_group_kind dp_group(const cp_layout *l)
     return l->cp > 1 ? CP_G_DPCP : CP_G_DP;
 }
 
+/* One DP collective, ms: on the network (alg, or NCCL's choice when alg
+ * cannot run it), through the pool (pool 1), or the faster (pool 2). */
 static double coll_ms(const cp_groups *G, const cp_layout *l, cp_comm_kind op, double bytes,
-                      cp_coll_alg alg, const char **name)
+                      cp_coll_alg alg, int pool, const char **name)
 {
     cp_coll_alg used;
-    double us = cp_groups_us(G, dp_group(l), op, bytes, alg, &used);
-    if (us < 0) /* the algorithm cannot run this operation: NCCL's choice */
-        us = cp_groups_us(G, dp_group(l), op, bytes, CP_ALGS, &used);
+    double us = -1, p = pool ? cp_groups_pool_us(G, dp_group(l), op, bytes) : -1;
+    if (pool != 1) {
+        us = cp_groups_us(G, dp_group(l), op, bytes, alg, &used);
+        if (us < 0) /* the algorithm cannot run this operation: NCCL's choice */
+            us = cp_groups_us(G, dp_group(l), op, bytes, CP_ALGS, &used);
+    }
+    if (p >= 0 && (us < 0 || p < us)) {
+        if (name)
+            *name = "pool";
+        return p / 1000;
+    }
     if (name)
         *name = used < CP_ALGS ? cp_coll_alg_name(used) : "-";
     return us / 1000;
 }
 
-double cp_dp_per_micro_ms(const cp_layout *l, const cp_groups *G, cp_coll_alg alg,
+double cp_dp_per_micro_ms(const cp_layout *l, const cp_groups *G, cp_coll_alg alg, int pool,
                           double chunk_params)
 {
     double gb = l->grad_fp32 ? 4 : 2, t = 0;
     int zero3 = l->zero >= 3, zero2 = l->fw != CP_LLM_MEGATRON && l->zero >= 2;
     if (!zero2 && !zero3)
         return 0;
-    t += coll_ms(G, l, CP_CM_RS, chunk_params * gb, alg, NULL);
+    t += coll_ms(G, l, CP_CM_RS, chunk_params * gb, alg, pool, NULL);
     if (zero3) /* gathered for forward and again for backward (resharded after forward) */
         t += (l->fw == CP_LLM_FSDP && l->pp > 1 ? 1 : 2) *
-             coll_ms(G, l, CP_CM_AG, chunk_params * 2, alg, NULL);
+             coll_ms(G, l, CP_CM_AG, chunk_params * 2, alg, pool, NULL);
     return t;
 }
 
@@ -94,8 +104,9 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
     if (n <= 1)
         return;
     if (!once) { /* ZeRO-2/3 and FSDP synchronised every micro-batch (cp_dp_per_micro_ms) */
-        out->comm_ms = l->micro * l->vp * cp_dp_per_micro_ms(l, in->G, in->alg, per_chunk);
-        coll_ms(in->G, l, CP_CM_RS, per_chunk * gb, in->alg, &out->alg);
+        out->comm_ms = l->micro * l->vp * cp_dp_per_micro_ms(l, in->G, in->alg, in->pool,
+                                                             per_chunk);
+        coll_ms(in->G, l, CP_CM_RS, per_chunk * gb, in->alg, in->pool, &out->alg);
         return;
     }
     /* once an iteration: each chunk's buckets as its last backward makes
@@ -109,7 +120,8 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
             double size = j < nb - 1 ? bucket : per_chunk - bucket * (nb - 1);
             double ready = l->overlap_grad ? start + (end - start) * (j + 1) / nb
                                            : in->stage_end_ms;
-            double t = coll_ms(in->G, l, dist ? CP_CM_RS : CP_CM_AR, size * gb, in->alg, &name);
+            double t = coll_ms(in->G, l, dist ? CP_CM_RS : CP_CM_AR, size * gb, in->alg,
+                               in->pool, &name);
             if (j == 0)
                 out->alg = name;
             if (queue < ready)
@@ -117,7 +129,7 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
             queue += t;
             out->comm_ms += t;
             if (dist) { /* the gather of the updated bucket, 16-bit weights */
-                double ag = coll_ms(in->G, l, CP_CM_AG, size * 2, in->alg, NULL);
+                double ag = coll_ms(in->G, l, CP_CM_AG, size * 2, in->alg, in->pool, NULL);
                 out->comm_ms += ag;
                 if (l->overlap_param) {
                     if (c == 0 && j == 0)

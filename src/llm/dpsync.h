@@ -37,6 +37,7 @@ typedef struct cp_dp_in {
     const double *last_bwd_start_ms; /* [vp]: the last micro-batch's backward of each chunk */
     const double *last_bwd_end_ms;
     const cp_tiers *tiers;       /* the memory tiers (offload), or NULL */
+    int pool;                    /* cp_llm_opts.dp_pool */
 } cp_dp_in;
 
 typedef struct cp_dp_out {
@@ -50,7 +51,7 @@ typedef struct cp_dp_out {
 /* Per micro-batch, per chunk: the ZeRO-3/FSDP gathers and ZeRO-2/3/FSDP
  * reduce-scatters that run beside that chunk's compute (0 for the
  * frameworks that synchronise once per iteration). */
-double cp_dp_per_micro_ms(const cp_layout *l, const cp_groups *G, cp_coll_alg alg,
+double cp_dp_per_micro_ms(const cp_layout *l, const cp_groups *G, cp_coll_alg alg, int pool,
                           double chunk_params);
 
 void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out);

@@ -2,6 +2,7 @@
  * groups.c - a layout's communication groups as machines of their own,
  * priced by the collective model (see groups.h; docs/model.md eq. L7).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,13 +137,59 @@ done:
 }
 
 /* Build the machine and collective model of shape sh into m. */
+/* The pool as this group sees it when every group of every host uses it at
+ * once (eq. L8): the host's ports to the pool's switch carry local /
+ * per_host of the host's traffic, and the devices serve the window's
+ * `wranks` GPUs out of the machine's `all` GPUs. */
+static void share_pool(cp_topo *w, double port_share, double dev_share)
+{
+    int i;
+    for (i = 0; i < w->nnodes; i++) {
+        cp_node *n = &w->nodes[i];
+        if (n->kind == CP_MEMDEV && n->host < 0) {
+            n->read_gbs *= dev_share;
+            n->write_gbs *= dev_share;
+            n->mem_gbs *= dev_share;
+            n->reduce_gbs *= dev_share;
+        }
+    }
+    for (i = 0; i < w->nlinks; i++) {
+        cp_link *l = &w->links[i];
+        const cp_node *a = &w->nodes[l->a], *b = &w->nodes[l->b];
+        double f;
+        if ((a->kind == CP_CXL_SWITCH) == (b->kind == CP_CXL_SWITCH))
+            continue;
+        f = a->kind == CP_MEMDEV || b->kind == CP_MEMDEV ? dev_share : port_share;
+        l->gbs[0] *= f;
+        l->gbs[1] *= f;
+    }
+}
+
+/* The group's pool model, where the machine has a pool. */
+static int build_pool(const cp_topo *base, const cp_group_shape *sh, int machine_hosts,
+                      cp_group_model *m, cp_err *e)
+{
+    cp_topo *w = m->window ? m->window : m->host;
+    int per_host = base->ngpus, wh = sh->hosts > 1 ? 2 : 1, rc;
+    double all = (double)per_host * (machine_hosts > 0 ? machine_hosts : 1);
+    if (!cp_pool_present(w))
+        return CP_OK;
+    share_pool(w, (double)sh->local / per_host, wh * sh->local / all);
+    if ((rc = cp_pool_build(w, &m->coll, &m->pool, e)))
+        return rc;
+    m->have_pool = 1;
+    pthread_mutex_init(&m->pool_mu, NULL);
+    return CP_OK;
+}
+
 static int build_model(const cp_topo *base, const cp_group_shape *sh, double net_gbs,
-                       cp_group_model *m, cp_err *e)
+                       int machine_hosts, cp_group_model *m, cp_err *e)
 {
     int rc, bad;
     memset(m, 0, sizeof *m);
     m->shape = *sh;
     m->active = 1;
+    m->machine_hosts = machine_hosts;
     if ((rc = group_host(base, sh, net_gbs, &m->host, &m->nic_share, e)))
         return rc;
     if ((bad = cp_topo_unreachable_gpu(m->host)) != -1) {
@@ -165,11 +212,15 @@ static int build_model(const cp_topo *base, const cp_group_shape *sh, double net
     m->have_coll = 1;
     if (sh->hosts == 1)
         m->nic_share = 0;
-    return CP_OK;
+    return build_pool(base, sh, machine_hosts, m, e);
 }
 
 static void model_free(cp_group_model *m)
 {
+    if (m->have_pool) {
+        cp_pool_free(&m->pool);
+        pthread_mutex_destroy(&m->pool_mu);
+    }
     if (m->have_coll)
         cp_coll_free(&m->coll);
     cp_topo_free(m->window);
@@ -199,13 +250,14 @@ void cp_group_cache_free(cp_group_cache *c)
 /* The cache's model of shape sh, built and added when missing; NULL with
  * *rc set on failure. */
 static const cp_group_model *cached(cp_group_cache *c, const cp_topo *base,
-                                    const cp_group_shape *sh, double net_gbs, int *rc,
-                                    cp_err *e)
+                                    const cp_group_shape *sh, double net_gbs,
+                                    int machine_hosts, int *rc, cp_err *e)
 {
     cp_group_model *m;
     int i;
     for (i = 0; i < c->n; i++)
-        if (c->net[i] == net_gbs && same_shape(&c->m[i]->shape, sh))
+        if (c->net[i] == net_gbs && c->m[i]->machine_hosts == machine_hosts &&
+            same_shape(&c->m[i]->shape, sh))
             return c->m[i];
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 16;
@@ -224,7 +276,7 @@ static const cp_group_model *cached(cp_group_cache *c, const cp_topo *base,
         *rc = cp_fail(e, CP_EINTERNAL, "out of memory");
         return NULL;
     }
-    if ((*rc = build_model(base, sh, net_gbs, m, e))) {
+    if ((*rc = build_model(base, sh, net_gbs, machine_hosts, m, e))) {
         model_free(m);
         free(m);
         return NULL;
@@ -258,12 +310,12 @@ static int build_group(cp_groups *G, const cp_layout *l, cp_group_kind k, double
             return CP_OK;
         }
     if (cache) {
-        G->use[k] = cached(cache, G->base, sh, net_gbs, &rc, e);
+        G->use[k] = cached(cache, G->base, sh, net_gbs, l->hosts, &rc, e);
         return rc;
     }
     if (!(G->own[k] = calloc(1, sizeof *G->own[k])))
         return cp_fail(e, CP_EINTERNAL, "out of memory");
-    if ((rc = build_model(G->base, sh, net_gbs, G->own[k], e)))
+    if ((rc = build_model(G->base, sh, net_gbs, l->hosts, G->own[k], e)))
         return rc;
     G->use[k] = G->own[k];
     return CP_OK;
@@ -354,4 +406,50 @@ double cp_groups_us(const cp_groups *G, cp_group_kind k, cp_comm_kind op, double
     if (used)
         *used = alg;
     return cp_coll_time_us(c, cop, alg, bytes);
+}
+
+double cp_groups_pool_us(const cp_groups *G, cp_group_kind k, cp_comm_kind op, double bytes)
+{
+    const cp_group_model *m = cp_groups_model(G, k);
+    cp_group_model *mm;
+    cp_xop xop;
+    double us;
+    if (!m)
+        return 0;
+    if (!m->have_pool)
+        return -1;
+    if (bytes <= 0)
+        return 0;
+    switch (op) {
+    case CP_CM_AR:
+        xop = CP_XOP_ALLREDUCE;
+        break;
+    case CP_CM_RS:
+        xop = CP_XOP_REDUCESCATTER;
+        break;
+    case CP_CM_AG:
+        xop = CP_XOP_ALLGATHER;
+        break;
+    default:
+        return -1;
+    }
+    /* the pool model is the machine's, read-only but for its scratch */
+    mm = (cp_group_model *)(uintptr_t)m;
+    pthread_mutex_lock(&mm->pool_mu);
+    {
+        int i, n = mm->nmemo < 16 ? mm->nmemo : 16;
+        for (i = 0; i < n; i++)
+            if (mm->memo[i][0] == (double)xop && mm->memo[i][1] == bytes) {
+                us = mm->memo[i][2];
+                pthread_mutex_unlock(&mm->pool_mu);
+                return us;
+            }
+    }
+    us = cp_pool_time_us(&mm->pool, xop, bytes, NULL);
+    mm->memo[mm->nmemo % 16][0] = (double)xop;
+    mm->memo[mm->nmemo % 16][1] = bytes;
+    mm->memo[mm->nmemo % 16][2] = us;
+    mm->nmemo++;
+    pthread_mutex_unlock(&mm->pool_mu);
+    return us;
 }

@@ -21,7 +21,10 @@
 #ifndef CP_LLM_GROUPS_H
 #define CP_LLM_GROUPS_H
 
+#include <pthread.h>
+
 #include "cost/collective.h"
+#include "cost/pool.h"
 #include "llm/ops.h"
 
 /* The machine of one group shape: its host, window and collective model. */
@@ -33,6 +36,14 @@ typedef struct cp_group_model {
     cp_coll coll;         /* the group's collective model */
     int have_coll;
     double nic_share;     /* the NIC rate each member GPU gets, GB/s (0 inside a host) */
+    cp_pool pool;         /* the group's collectives through the machine's CXL pool, its
+                             devices and ports shared as every group of every host shares them */
+    int have_pool;
+    pthread_mutex_t pool_mu; /* cp_pool_time_us uses the model's scratch */
+    double memo[16][3];   /* the last (op, bytes, us) the pool priced: a layout's buckets
+                             are mostly one size */
+    int nmemo;
+    int machine_hosts;    /* the hosts of the machine it was built for (the pool's sharing) */
 } cp_group_model;
 
 /* Group machines kept across layouts (a search prices thousands of layouts
@@ -79,6 +90,11 @@ void cp_groups_free(cp_groups *G);
  * not NULL).  0 for a group of one; negative when alg cannot run. */
 double cp_groups_us(const cp_groups *G, cp_group_kind k, cp_comm_kind op, double bytes,
                     cp_coll_alg alg, cp_coll_alg *used);
+
+/* Time in us of `op` (AR, RS, AG) on a `bytes` buffer in group k through
+ * the machine's CXL pool (eq. L8); negative when the machine has none, 0
+ * for a group of one.  Thread-safe. */
+double cp_groups_pool_us(const cp_groups *G, cp_group_kind k, cp_comm_kind op, double bytes);
 
 /* The collective model of group k (NULL for a group of one GPU), and its
  * machine. */

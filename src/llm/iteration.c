@@ -298,7 +298,8 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
             /* ZeRO-2/3 and FSDP: the chunk's gathers and reduce-scatters run
              * beside its compute every micro-batch; what they take beyond it
              * holds the chunk (eq. D3) */
-            extra = cp_dp_per_micro_ms(l, G, o->dp_alg, cp_stage_params(x, l, r) / l->tp / v) *
+            extra = cp_dp_per_micro_ms(l, G, o->dp_alg, o->dp_pool,
+                                       cp_stage_params(x, l, r) / l->tp / v) *
                         1000 - (k->fwd + k->bwd);
             if (extra > 0)
                 k->bwd += extra;
@@ -338,6 +339,7 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
         di.last_bwd_start_ms = out->sched.last_bwd_start_ms + (size_t)r * v;
         di.last_bwd_end_ms = out->sched.last_bwd_end_ms + (size_t)r * v;
         di.tiers = o->tiers;
+        di.pool = o->dp_pool;
         cp_dp_sync(&di, &dout);
         t = dout.grads_done_ms + dout.optimizer_ms + dout.gather_exposed_ms;
         if (out->dp_end_ms) {

@@ -38,6 +38,8 @@ typedef struct cp_llm_opts {
     cp_coll_alg dp_alg;   /* data-parallel collectives' algorithm; CP_ALGS: NCCL's choice */
     int keep_events;      /* keep the schedule's events for a timeline */
     const cp_tiers *tiers; /* the machine's memory tiers, for a layout that offloads */
+    int dp_pool;          /* data-parallel collectives through the CXL pool: 0 never (the
+                             network), 1 always, 2 whichever is faster for each bucket */
 } cp_llm_opts;
 
 typedef struct cp_llm_result {
