@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/search_report.h"
 #include "cli/search_split.h"
+#include "core/fileio.h"
 #include "cost/pool.h"
 #include "cli/predict_llm.h"
 #include "core/units.h"
@@ -25,24 +27,103 @@ static const cli_usage_text usage = {
     "kernels, until no remaining one can rank.\n",
     "The model: docs/model.md, \"Searching layouts\".\n"};
 
+#define MAX_LIST 16
+
 typedef struct opts {
-    const char *model, *topo;
+    const char *model, *topo;    /* as given: a file, or (a sweep) a comma-separated list */
+    const char *hosts_arg, *gbs_arg;
+    const char *csv, *svg;       /* a sweep's report and chart */
     int hosts, gpus, json, top, threads, max_vp, exhaustive, no_offload;
+    char *models[MAX_LIST], *topos[MAX_LIST]; /* point into list_buf */
+    int nmodels, ntopos, nhosts, ngbs;
+    int hosts_list[MAX_LIST], gbs_list[MAX_LIST];
+    char list_buf[4096];
     cli_llm llm;
     cp_framework dp_fw;      /* --framework's data-parallel choices land here (refused) */
 } opts;
+
+/* Split `arg` at commas into out[] (pointing into *buf, advanced). */
+static int split(const char *name, const char *arg, char **out, int *n, char **buf,
+                 const char *end)
+{
+    char *p = *buf, *tok, *save = NULL;
+    size_t len = strlen(arg) + 1;
+    if (p + len > end)
+        return cli_usage("search", "%s: the list is too long", name);
+    memcpy(p, arg, len);
+    *buf += len;
+    *n = 0;
+    for (tok = strtok_r(p, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == MAX_LIST)
+            return cli_usage("search", "%s: at most %d items", name, MAX_LIST);
+        out[(*n)++] = tok;
+    }
+    if (*n == 0)
+        return cli_usage("search", "%s: nothing given", name);
+    return CP_OK;
+}
+
+/* Whole numbers of a comma-separated list into v[] in [1, hi]. */
+static int numbers(const char *name, const char *arg, int *v, int *n, int hi)
+{
+    char buf[512], *tok, *save = NULL, *end;
+    snprintf(buf, sizeof buf, "%s", arg);
+    *n = 0;
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long x = strtol(tok, &end, 10);
+        if (*end || x < 1 || x > hi)
+            return cli_usage("search", "%s: expected whole numbers from 1 to %d, got '%s'",
+                             name, hi, tok);
+        if (*n == MAX_LIST)
+            return cli_usage("search", "%s: at most %d items", name, MAX_LIST);
+        v[(*n)++] = (int)x;
+    }
+    if (*n == 0)
+        return cli_usage("search", "%s: nothing given", name);
+    return CP_OK;
+}
+
+/* -m, -t, --hosts and --gbs as lists (a sweep needs --csv). */
+static int parse_lists(opts *o)
+{
+    char *buf = o->list_buf, *end = o->list_buf + sizeof o->list_buf;
+    int rc;
+    if ((rc = split("-m", o->model, o->models, &o->nmodels, &buf, end)) ||
+        (rc = split("-t", o->topo, o->topos, &o->ntopos, &buf, end)) ||
+        (rc = numbers("--hosts", o->hosts_arg ? o->hosts_arg : "1", o->hosts_list, &o->nhosts,
+                      CP_MAX_HOSTS)) ||
+        (rc = numbers("--gbs", o->gbs_arg, o->gbs_list, &o->ngbs, 1 << 24)))
+        return rc;
+    if (!o->csv && (o->nmodels > 1 || o->ntopos > 1 || o->nhosts > 1 || o->ngbs > 1))
+        return cli_usage("search", "lists of models, topologies, hosts or batches make a sweep: "
+                                   "give --csv FILE");
+    if (o->ngbs > 1 && o->ngbs != o->nmodels)
+        return cli_usage("search", "--gbs: %d batches for %d models (one each, or one for all)",
+                         o->ngbs, o->nmodels);
+    if (o->svg && !o->csv)
+        return cli_usage("search", "--svg goes with --csv (the sweep's chart)");
+    if (o->csv && o->json)
+        return cli_usage("search", "--csv and --json do not combine");
+    o->hosts = o->hosts_list[0];
+    o->llm.lay.gbs = o->gbs_list[0];
+    return CP_OK;
+}
 
 static int parse_opts(int argc, char **argv, opts *o)
 {
     cli_llm *L = &o->llm;
     const cli_option table[] = {
         OPT_STRING('m', "model", "FILE", &o->model,
-                   "model JSON with a transformer block (import hf-config writes one)"),
-        OPT_STRING('t', "topo", "FILE", &o->topo, "topology JSON of one host"),
-        OPT_INT(0, "hosts", "H", &o->hosts, 1, CP_MAX_HOSTS, "hosts (default 1)"),
+                   "model JSON with a transformer block (import hf-config writes one); with "
+                   "--csv a comma-separated list"),
+        OPT_STRING('t', "topo", "FILE", &o->topo,
+                   "topology JSON of one host; with --csv a comma-separated list"),
+        OPT_STRING(0, "hosts", "H", &o->hosts_arg,
+                   "hosts (default 1); with --csv a comma-separated list"),
         OPT_INT(0, "gpus", "G", &o->gpus, 1, CLI_MAX_GPUS,
                 "use the first G GPUs of each host (default: all)"),
-        OPT_CALLBACK(0, "gbs", "G", L, cli_llm_opt_gbs, "global batch, sequences (required)"),
+        OPT_STRING(0, "gbs", "G", &o->gbs_arg,
+                   "global batch, sequences (required); with --csv one per model, or one for all"),
         OPT_CALLBACK(0, "seq", "S", L, cli_llm_opt_seq, "tokens per sequence (default the model's)"),
         OPT_CALLBACK(0, "precision", "P", L, cli_llm_opt_precision, "bf16 (default), fp16 or fp8"),
         OPT_CALLBACK(0, "framework", "F", L, cli_llm_opt_framework,
@@ -59,6 +140,13 @@ static int parse_opts(int argc, char **argv, opts *o)
                  "search the GPU's memory only (no host or pool tier)"),
         OPT_FLAG(0, "exhaustive", &o->exhaustive,
                  "price every layout that fits, no bound (slow; to check the pruning)"),
+        OPT_STRING(0, "csv", "FILE", &o->csv,
+                   "a sweep: every model on every topology at every host count, one CSV row "
+                   "each with the best layout without and with the machine's pool, what the "
+                   "pool changed and what each fabric costs (reports/pool-pays.csv; written "
+                   "whole)"),
+        OPT_STRING(0, "svg", "FILE", &o->svg, "with --csv: the time the pool saves, as a bar "
+                   "chart"),
         OPT_FLAG(0, "json", &o->json,
                  "{\"model\",\"topology\",\"hosts\",\"gpus\",\"gbs\",\n\"considered\","
                  "\"dominated\",\"pruned_memory\",\n\"pruned_bound\",\"priced\",\"seconds\","
@@ -67,7 +155,6 @@ static int parse_opts(int argc, char **argv, opts *o)
         OPT_END()};
     int first, rc;
     memset(o, 0, sizeof *o);
-    o->hosts = 1;
     o->top = 10;
     cli_llm_bind(&o->llm, &o->dp_fw);
     if ((rc = cli_parse("search", &usage, table, argc, argv, &first)) ||
@@ -75,9 +162,11 @@ static int parse_opts(int argc, char **argv, opts *o)
         return rc;
     if (!o->model || !o->topo)
         return cli_usage("search", "-m MODEL and -t TOPO are required");
-    if (o->llm.lay.gbs <= 0)
+    if (!o->gbs_arg)
         return cli_usage("search", "--gbs G is required: the global batch every layout must "
                                    "divide");
+    if ((rc = parse_lists(o)))
+        return rc;
     if (o->dp_fw != CP_FW_DDP && o->llm.lay.fw != CP_LLM_FSDP)
         return cli_usage("search", "--framework %s is data-parallel only; search takes "
                                    "megatron, deepspeed or fsdp", cp_framework_name(o->dp_fw));
@@ -133,30 +222,38 @@ static void print_table(const cp_model *m, const cp_topo *t, const opts *o,
 
 /* What the pool changed, in words: which constraint it relaxed and by how
  * much (docs/model.md, "What a pool changes"). */
-static void pool_effect(const cp_search_out *without, const cp_search_out *with, char *buf,
-                        size_t cap)
+static const char *pool_effect(const cp_search_out *without, const cp_search_out *with,
+                               char *buf, size_t cap)
 {
     const cp_search_hit *a = without->nhits ? &without->hits[0] : NULL;
     const cp_search_hit *b = with->nhits ? &with->hits[0] : NULL;
     if (!b) {
         snprintf(buf, cap, "nothing fits with or without the pool");
-    } else if (!a) {
+        return "none";
+    }
+    if (!a) {
         snprintf(buf, cap, "capacity: without the pool no layout fits (the least needs %.1f "
                  "GB a GPU); with it TP %d PP %d DP %d runs, %s in the pool",
                  without->min_memory_gb, b->l.tp, b->l.pp, b->l.dp,
                  b->l.offload_opt == CP_LAYOUT_TIER_POOL ? "the optimizer states"
                                                         : "the activations");
-    } else if (b->l.offload_opt != CP_LAYOUT_TIER_POOL && b->l.offload_act != CP_LAYOUT_TIER_POOL &&
-               (!b->r.dp_alg || strcmp(b->r.dp_alg, "pool") != 0)) {
+        return "capacity";
+    }
+    if (b->l.offload_opt != CP_LAYOUT_TIER_POOL && b->l.offload_act != CP_LAYOUT_TIER_POOL &&
+        (!b->r.dp_alg || strcmp(b->r.dp_alg, "pool") != 0)) {
         snprintf(buf, cap, "nothing: the fastest layout uses neither a pool tier nor the pool "
                  "for its data-parallel traffic (bound by %s), so the pool saves 0 ms",
                  b->r.bound);
-    } else if (b->l.offload_opt != CP_LAYOUT_TIER_POOL && b->l.offload_act != CP_LAYOUT_TIER_POOL) {
+        return "none";
+    }
+    if (b->l.offload_opt != CP_LAYOUT_TIER_POOL && b->l.offload_act != CP_LAYOUT_TIER_POOL) {
         snprintf(buf, cap, "data-parallel traffic moved off the network: TP %d PP %d DP %d "
                  "reduces its gradients through the pool, %.2f ms faster (%.1f%%) than the best "
                  "without it", b->l.tp, b->l.pp, b->l.dp, a->r.iteration_ms - b->r.iteration_ms,
                  100 * (a->r.iteration_ms - b->r.iteration_ms) / a->r.iteration_ms);
-    } else {
+        return "dp_traffic";
+    }
+    {
         snprintf(buf, cap, "capacity: %s in the pool (%.1f GB a GPU) let TP %d PP %d VP %d "
                  "micro-batch %d run with %s recomputation, %.2f ms faster (%.1f%%) than the "
                  "best without it (TP %d PP %d VP %d micro-batch %d, %s recomputation)",
@@ -167,6 +264,7 @@ static void pool_effect(const cp_search_out *without, const cp_search_out *with,
                  100 * (a->r.iteration_ms - b->r.iteration_ms) / a->r.iteration_ms, a->l.tp,
                  a->l.pp, a->l.vp, a->l.mbs, cp_recompute_name(a->r.recompute));
     }
+    return "capacity";
 }
 
 static int print_json(const cp_model *m, const cp_topo *t, const opts *o,
@@ -226,6 +324,123 @@ static int search_once(const opts *o, const cp_model *m, const cp_topo *t, const
     return rc;
 }
 
+/* A sweep (--csv): every model on every topology at every host count,
+ * searched without and with the pool; one CSV row each, written whole,
+ * and the chart. */
+static int sweep(const opts *oin, const cli_search_split *sp, cp_err *e)
+{
+    int n = oin->nmodels * oin->ntopos * oin->nhosts, k = 0, mi, ti, hi, rc = CP_OK;
+    cli_report_row *rows = calloc((size_t)n + 1, sizeof *rows);
+    cp_search_hit *hits = calloc(2 * (size_t)n + 1, sizeof *hits);
+    char (*why)[512] = calloc((size_t)n + 1, sizeof *why);
+    cp_outfile out;
+    memset(&out, 0, sizeof out);
+    if (!rows || !hits || !why) {
+        rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+        goto done;
+    }
+    for (mi = 0; mi < oin->nmodels && rc == CP_OK; mi++) {
+        cp_model *m = NULL;
+        if ((rc = cp_model_load(oin->models[mi], &m, e)))
+            break;
+        if (m->xf.layers <= 0)
+            rc = cp_fail_at(e, CP_EINPUT, oin->models[mi], 0, 0, NULL,
+                            "search needs the model's \"transformer\" block");
+        for (ti = 0; ti < oin->ntopos && rc == CP_OK; ti++) {
+            cp_topo *t = NULL;
+            cp_gpu g;
+            if ((rc = cli_llm_machine(oin->topos[ti], oin->gpus, 1, &t, e)) ||
+                (rc = cp_gpu_from_topo(t, &g, e))) {
+                cp_topo_free(t);
+                break;
+            }
+            if (oin->llm.lay.precision == CP_PREC_FP8 && g.peak8 <= 0) {
+                rc = cp_fail_at(e, CP_EINPUT, oin->topos[ti], 0, 0, NULL,
+                                "--precision fp8: %s has no FP8 tensor cores", g.model);
+                cp_topo_free(t);
+                break;
+            }
+            for (hi = 0; hi < oin->nhosts && rc == CP_OK; hi++, k++) {
+                opts o = *oin;
+                cp_search_out with, without;
+                double t0 = cp_now_s();
+                int pool = cp_pool_present(t);
+                memset(&with, 0, sizeof with);
+                memset(&without, 0, sizeof without);
+                o.hosts = oin->hosts_list[hi];
+                o.llm.lay.gbs = oin->ngbs > 1 ? oin->gbs_list[mi] : oin->gbs_list[0];
+                o.top = 1;
+                if ((pool && (rc = search_once(&o, m, t, &g, 0, sp, &without, e))) ||
+                    (rc = search_once(&o, m, t, &g, pool, sp, &with, e)))
+                    goto next;
+                rows[k].model = strdup(m->name);
+                rows[k].topo = strdup(t->name);
+                if (!rows[k].model || !rows[k].topo) {
+                    rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+                    goto next;
+                }
+                rows[k].hosts = o.hosts;
+                rows[k].gpus = t->ngpus * o.hosts;
+                rows[k].gbs = o.llm.lay.gbs;
+                rows[k].seq = o.llm.lay.seq > 0 ? o.llm.lay.seq : m->xf.seq;
+                rows[k].precision = cp_precision_name(o.llm.lay.precision);
+                rows[k].has_pool = pool;
+                if (with.nhits) {
+                    hits[2 * k + 1] = with.hits[0];
+                    rows[k].with = &hits[2 * k + 1];
+                }
+                if (pool && without.nhits) {
+                    hits[2 * k] = without.hits[0];
+                    rows[k].without = &hits[2 * k];
+                } else if (!pool) {
+                    rows[k].without = rows[k].with;
+                }
+                rows[k].relaxed = pool ? pool_effect(&without, &with, why[k], sizeof why[k])
+                                       : "no_pool";
+                if (!pool)
+                    snprintf(why[k], sizeof why[k], "the machine has no pool");
+                rows[k].why = why[k];
+                cli_fabric_costs(t, o.hosts, &rows[k].net_usd, &rows[k].pool_usd);
+                rows[k].seconds = cp_now_s() - t0;
+                if (!sp || sp->print)
+                    printf("%s on %s x%d: %s\n", m->name, t->name, o.hosts, why[k]);
+            next:
+                cp_search_free(&with);
+                cp_search_free(&without);
+            }
+            cp_topo_free(t);
+        }
+        cp_model_free(m);
+    }
+    if (rc || (sp && !sp->print))
+        goto done;
+    if ((rc = cp_out_open(&out, oin->csv, e)) == CP_OK) {
+        int i;
+        cli_report_header(out.f);
+        for (i = 0; i < k; i++)
+            cli_report_row_csv(out.f, &rows[i]);
+        rc = cp_out_commit(&out, e);
+    }
+    if (rc == CP_OK && oin->svg && (rc = cp_out_open(&out, oin->svg, e)) == CP_OK) {
+        if (cli_report_svg(out.f, rows, k)) {
+            cp_out_abort(&out);
+            rc = cp_fail(e, CP_EINTERNAL, "writing %s failed", oin->svg);
+        } else {
+            rc = cp_out_commit(&out, e);
+        }
+    }
+done:
+    if (rows)
+        for (mi = 0; mi < k; mi++) {
+            free((char *)rows[mi].model);
+            free((char *)rows[mi].topo);
+        }
+    free(rows);
+    free(hits);
+    free(why);
+    return rc;
+}
+
 static int run(const opts *o, const cli_search_split *sp, cp_err *e)
 {
     cp_model *m = NULL;
@@ -237,18 +452,20 @@ static int run(const opts *o, const cli_search_split *sp, cp_err *e)
     int rc, has_pool;
     memset(&s, 0, sizeof s);
     memset(&nopool, 0, sizeof nopool);
-    if ((rc = cp_model_load(o->model, &m, e)) ||
-        (rc = cli_llm_machine(o->topo, o->gpus, o->hosts, &t, e)) ||
+    if (o->csv)
+        return sweep(o, sp, e);
+    if ((rc = cp_model_load(o->models[0], &m, e)) ||
+        (rc = cli_llm_machine(o->topos[0], o->gpus, o->hosts, &t, e)) ||
         (rc = cp_gpu_from_topo(t, &g, e)))
         goto done;
     if (m->xf.layers <= 0) {
-        rc = cp_fail_at(e, CP_EINPUT, o->model, 0, 0, NULL,
+        rc = cp_fail_at(e, CP_EINPUT, o->models[0], 0, 0, NULL,
                         "search needs the model's \"transformer\" block (docs/formats.md; "
                         "import hf-config writes it)");
         goto done;
     }
     if (o->llm.lay.precision == CP_PREC_FP8 && g.peak8 <= 0) {
-        rc = cp_fail_at(e, CP_EINPUT, o->topo, 0, 0, NULL,
+        rc = cp_fail_at(e, CP_EINPUT, o->topos[0], 0, 0, NULL,
                         "--precision fp8: %s has no FP8 tensor cores (no tflops_fp8 in the "
                         "topology)", g.model);
         goto done;
