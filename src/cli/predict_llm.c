@@ -203,11 +203,15 @@ int cli_llm_opt_framework(const char *cmd, char *arg, void *value)
     }
     if (strcmp(arg, "fsdp") == 0) /* FSDP2 with a layout, FSDP without one */
         L->lay.fw = CP_LLM_FSDP, L->fw_given = 1;
-    if (cli_opt_framework(cmd, arg, L->dp_fw) != CP_OK)
-        return cli_usage(cmd, "--framework: expected megatron, deepspeed or fsdp (a large-"
-                              "model layout), or ddp, horovod, zero1, zero2, zero3 or "
-                              "mirrored, got '%s'", arg);
-    return CP_OK;
+    {
+        int f;
+        for (f = CP_FW_DDP; f <= CP_FW_ZERO1; f++)
+            if (strcmp(arg, cp_framework_name((cp_framework)f)) == 0)
+                return cli_opt_framework(cmd, arg, L->dp_fw);
+    }
+    return cli_usage(cmd, "--framework: expected megatron, deepspeed or fsdp (a large-model "
+                          "layout), or ddp, horovod, zero1, zero2, zero3 or mirrored, got '%s'",
+                     arg);
 }
 
 void cli_llm_bind(cli_llm *L, cp_framework *dp_framework)
