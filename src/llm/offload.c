@@ -23,7 +23,9 @@ const char *cp_tier_name(cp_tier t)
 /* The pool as one GPU of `per_host` sees it when all `hosts` hosts use it
  * (eq. T3): the host's links to the pool's switch shared by its GPUs, the
  * devices' read and write rates shared by every GPU of every host, one
- * copy engine per direction (the GPU's own PCIe link). */
+ * copy engine per direction (the GPU's own PCIe link).  A pool without
+ * capacity is no tier (and, for the search, no data-parallel route: the
+ * gradients it would reduce need room). */
 static void pool_rates(const cp_topo *t, int hosts, int per_host, cp_tier_rates *r)
 {
     double port = 0, rd = 0, wr = 0, cap = 0, gpu_link = 0, lat = 0;
@@ -46,7 +48,7 @@ static void pool_rates(const cp_topo *t, int hosts, int per_host, cp_tier_rates 
             wr += t->nodes[i].write_gbs > 0 ? t->nodes[i].write_gbs : t->nodes[i].mem_gbs;
             cap += t->nodes[i].capacity_gb;
         }
-    if (port <= 0 || rd <= 0 || wr <= 0)
+    if (port <= 0 || rd <= 0 || wr <= 0 || cap <= 0) /* no room: neither tier nor route */
         return;
     r->available = 1;
     {

@@ -256,7 +256,7 @@ static void *worker(void *arg)
         memset(&o, 0, sizeof o);
         o.dp_alg = CP_ALGS;
         o.tiers = j->tiers;
-        o.dp_pool = j->in->pool ? 2 : 0;
+        o.dp_pool = j->tiers->t[CP_TIER_POOL].available ? 2 : 0; /* a pool with room */
         cp_err_clear(&e);
         j->rc[i] = cp_llm_predict(j->in->x, &j->c[i].l, j->in->g, &j->G[i], &o, &j->res[i], &e);
     }

@@ -28,14 +28,25 @@ static const char host_json[] =
     "{\"a\": \"gpu0\", \"b\": \"sw\", \"kind\": \"pcie\", \"gbs\": 16, \"latency_us\": 1},"
     "{\"a\": \"gpu1\", \"b\": \"sw\", \"kind\": \"pcie\", \"gbs\": 16, \"latency_us\": 1},"
     "{\"a\": \"nic0\", \"b\": \"sw\", \"kind\": \"pcie\", \"gbs\": 16, \"latency_us\": 1},"
-    "{\"a\": \"cpu0\", \"b\": \"sw\", \"kind\": \"pcie\", \"gbs\": 16, \"latency_us\": 1}]}";
+    "{\"a\": \"cpu0\", \"b\": \"sw\", \"kind\": \"pcie\", \"gbs\": 16, \"latency_us\": 1}]%s}";
 
-static cp_topo *host(const char *capacity, const char *reduce)
+/* A pool the two hosts share: one switch, two 20 GB/s devices, a 16 GB/s
+ * port from each host's socket; the devices' capacity is the %s (a pool
+ * without the key has none). */
+static const char pool_json[] =
+    ", \"pool\": {\"switches\": 1, \"devices_per_switch\": 2,"
+    " \"device\": {\"model\": \"toy-cxl\", \"read_gbs\": 20, \"write_gbs\": 20%s},"
+    " \"device_link\": {\"gbs\": 20, \"latency_us\": 0.1},"
+    " \"ports\": [{\"node\": \"cpu0\", \"switch\": 0, \"gbs\": 16, \"latency_us\": 0.1}]}";
+
+/* The host with GPUs of `capacity` GB and a socket summing `reduce` GB/s;
+ * `pool` is "" (none) or pool_json's text. */
+static cp_topo *host_with(const char *capacity, const char *reduce, const char *pool)
 {
-    char text[4096], *path;
+    char text[8192], *path;
     cp_topo *t = NULL;
     cp_err e;
-    snprintf(text, sizeof text, host_json, capacity, capacity, reduce);
+    snprintf(text, sizeof text, host_json, capacity, capacity, reduce, pool);
     path = write_temp(text);
     assert_non_null(path);
     cp_err_clear(&e);
@@ -44,6 +55,20 @@ static cp_topo *host(const char *capacity, const char *reduce)
     unlink(path);
     free(path);
     return t;
+}
+
+static cp_topo *host(const char *capacity, const char *reduce)
+{
+    return host_with(capacity, reduce, "");
+}
+
+/* host() with a pool whose devices hold `device_capacity` (e.g.
+ * ", \"capacity_gb\": 64", or "" for none). */
+static cp_topo *host_pool(const char *capacity, const char *device_capacity)
+{
+    char pool[1024];
+    snprintf(pool, sizeof pool, pool_json, device_capacity);
+    return host_with(capacity, "10", pool);
 }
 
 /* A GPT of 4 blocks: h 64, 4 heads, MLP 256, sequence 32, vocabulary 512. */
@@ -56,8 +81,8 @@ static cp_xformer model(void)
     return x;
 }
 
-static void search(const cp_xformer *x, cp_topo *t, int top, int exhaustive, int offload,
-                   int part, int nparts, cp_search_out *out)
+static void search_pool(const cp_xformer *x, cp_topo *t, int top, int exhaustive, int offload,
+                        int pool, int part, int nparts, cp_search_out *out)
 {
     cp_search_in in;
     cp_gpu g;
@@ -68,9 +93,15 @@ static void search(const cp_xformer *x, cp_topo *t, int top, int exhaustive, int
     in.x = x, in.host = t, in.g = &g, in.hosts = 2, in.gbs = 8;
     in.precision = CP_PREC_BF16, in.fw = CP_LLM_MEGATRON;
     in.top = top, in.threads = 2, in.part = part, in.nparts = nparts;
-    in.exhaustive = exhaustive, in.offload = offload;
+    in.exhaustive = exhaustive, in.offload = offload, in.pool = pool;
     if (cp_search_run(&in, out, &e) != CP_OK)
         fail_msg("%s", e.msg);
+}
+
+static void search(const cp_xformer *x, cp_topo *t, int top, int exhaustive, int offload,
+                   int part, int nparts, cp_search_out *out)
+{
+    search_pool(x, t, top, exhaustive, offload, 0, part, nparts, out);
 }
 
 /* The space by hand, 4 GPUs (2 hosts x 2), global batch 8, megatron with
@@ -185,6 +216,38 @@ static void test_slow_tier_never_chosen(void **state)
     cp_topo_free(fast);
 }
 
+/* A pool without capacity changes nothing: searched with it (its tiers and
+ * its data-parallel route offered) the ranking is the one without it,
+ * layout for layout and to the bit.  A pool of 2 x 64 GB only adds
+ * options: its best is never slower. */
+static void test_pool_without_capacity(void **state)
+{
+    cp_xformer x = model();
+    cp_topo *plain = host("1", "10"), *empty = host_pool("1", ""),
+            *room = host_pool("1", ", \"capacity_gb\": 64");
+    cp_search_out a, b, c;
+    int i;
+    (void)state;
+    search_pool(&x, plain, 5, 0, 1, 0, 0, 1, &a);
+    search_pool(&x, empty, 5, 0, 1, 1, 0, 1, &b);
+    assert_int_equal(a.nhits, b.nhits);
+    assert_int_equal(a.considered, b.considered);
+    for (i = 0; i < a.nhits; i++) {
+        assert_int_equal(a.hits[i].index, b.hits[i].index);
+        assert_true(a.hits[i].r.iteration_ms == b.hits[i].r.iteration_ms);
+        assert_int_not_equal(b.hits[i].l.offload_opt, CP_LAYOUT_TIER_POOL);
+        assert_int_not_equal(b.hits[i].l.offload_act, CP_LAYOUT_TIER_POOL);
+    }
+    search_pool(&x, room, 1, 0, 1, 1, 0, 1, &c);
+    assert_true(c.hits[0].r.iteration_ms <= a.hits[0].r.iteration_ms);
+    cp_search_free(&a);
+    cp_search_free(&b);
+    cp_search_free(&c);
+    cp_topo_free(plain);
+    cp_topo_free(empty);
+    cp_topo_free(room);
+}
+
 /* Split over three parts (as MPI ranks split it) and merged, the ranking
  * is the single process's. */
 static void test_parts_merge(void **state)
@@ -234,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_pruning_keeps_optimum),
         cmocka_unit_test(test_best_beats_every_layout),
         cmocka_unit_test(test_slow_tier_never_chosen),
+        cmocka_unit_test(test_pool_without_capacity),
         cmocka_unit_test(test_parts_merge),
         cmocka_unit_test(test_fits_nowhere),
     };
