@@ -360,7 +360,7 @@ static void nelder_mead(refit *r, double *y, const double *step, int n, int iter
                 memcpy(pt[j], pt[j - 1], sizeof xt);
                 memcpy(pt[j - 1], xt, sizeof xt);
             }
-        if (val[n] - val[0] < 1e-13)
+        if (val[n] - val[0] < 1e-15)
             break;
         for (k = 0; k < n; k++) {
             c[k] = 0;
@@ -480,15 +480,31 @@ static int refine_pass(cp_topo *t, refit *r, cp_err *e)
         return rc;
     }
     r->work = r->base;
+    /* LL's intercept and Simple's differ by simple_us only where both
+     * protocols run: with one alone the two step costs trade off freely, and
+     * simple_us stays where the line fits put it */
+    {
+        int i, nll = 0, ns = 0;
+        for (i = r->lo; i < r->tab->nrows; i++) {
+            cp_proto p;
+            cp_coll_time_proto_us(&r->base, r->op, r->alg, r->tab->rows[i].bytes, &p);
+            nll += p == CP_PROTO_LL;
+            ns += p != CP_PROTO_LL;
+        }
+        if (!nll || !ns)
+            r->use[P_SIMPLE] = 0;
+    }
     for (k = 0; k < NPAR; k++)
         if (r->use[k]) {
             y[n] = r->p0[k];
             step[n++] = r->p0[k] > 0 ? 0.1 * r->p0[k] : 1;
         }
-    for (rep = 0; rep < 4; rep++) {
-        nelder_mead(r, y, step, n, 600);
+    /* restarts from the best point with a fresh simplex: Nelder-Mead stalls
+     * on the kinks of a largest-error objective */
+    for (rep = 0; rep < 10; rep++) {
+        nelder_mead(r, y, step, n, 1000);
         for (k = 0; k < n; k++)
-            step[k] = fabs(y[k]) > 0 ? 0.05 * fabs(y[k]) : 0.5;
+            step[k] = fabs(y[k]) > 0 ? 0.02 * fabs(y[k]) : 0.01;
     }
     to_params(r, y, x);
     write_params(t, r, x);

@@ -61,9 +61,15 @@ static void test_parse_errors(void **state)
 
 /* The table test_nvlink_square(25, 25) (1 us hops) would measure with
  * `bw_eff`, `step_us` and `simple_us`: ring AllReduce, 6 steps,
- * B = 50 x bw_eff, L = 4 x (1 + step_us), and the faster protocol,
+ * B = 50 x bw_eff, L = 4 x (1 + step_us), and the protocol whose line with
+ * every channel is lower (NCCL's choice),
  *   LL      T(S) = 1.5 L + 1.5 S / (0.5 x B x 1e3)
  *   Simple  T(S) = 1.5 L + 6 x simple_us + 1.5 S / (B x 1e3),
+ * run on the channels NCCL gives the size: the square has 4
+ * (test_collective.c, test_nccl_channels), an LL channel needs 512 x 8 x 4
+ * ranks = 16 KiB and a Simple one 512 x 64 = 32 KiB, so below 4 of those
+ * the bandwidth term is 4 / nc times longer (nc = floor(S / need), at least
+ * 1); LL's buffer (8 x 32 KiB a channel) is never outgrown where LL runs,
  * for S = 8 B .. 1 GiB (28 rows). */
 static void square_table_proto(cp_nccl_table *tab, double bw_eff, double step_us,
                                double simple_us)
@@ -77,9 +83,14 @@ static void square_table_proto(cp_nccl_table *tab, double bw_eff, double step_us
     for (i = 0; i < 28; i++) {
         tab->rows[i].bytes = 8.0 * (1 << i);
         double S = tab->rows[i].bytes, lat = 1.5 * 4 * (1 + step_us);
+        double nl = floor(S / 16384), ns = floor(S / 32768);
         double ll = lat + 1.5 * S / (0.5 * 50 * bw_eff * 1e3);
         double simple = lat + 6 * simple_us + 1.5 * S / (50 * bw_eff * 1e3);
-        tab->rows[i].time_us = ll < simple ? ll : simple;
+        nl = nl < 1 ? 1 : nl > 4 ? 4 : nl;
+        ns = ns < 1 ? 1 : ns > 4 ? 4 : ns;
+        tab->rows[i].time_us = ll < simple ? lat + 1.5 * S * 4 / nl / (0.5 * 50 * bw_eff * 1e3)
+                                           : lat + 6 * simple_us +
+                                                 1.5 * S * 4 / ns / (50 * bw_eff * 1e3);
     }
 }
 
