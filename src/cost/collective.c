@@ -174,8 +174,22 @@ static double chan_share(const cp_phase *ph, cp_proto p, double bytes)
  * host) costs nothing. */
 static double move_us(const cp_phase *ph, cp_proto p, double bytes, int actual)
 {
-    double bw = proto_bw(ph, p) * (actual ? chan_share(ph, p, bytes) : 1);
-    return ph->factor > 0 ? ph->factor * bytes / (bw * 1e3) : 0; /* GB/s -> bytes/us */
+    double bw = proto_bw(ph, p), share;
+    if (!(ph->factor > 0))
+        return 0;
+    if (actual && ph->nc_max > 0) {
+        share = chan_share(ph, p, bytes);
+        if (p != CP_PROTO_LL || !(ph->ll_raw_gbs > 0)) {
+            bw *= share;
+        } else { /* LL: the links' share, NCCL's total cap, each channel's own limit */
+            bw = ph->ll_raw_gbs * share;
+            if (ph->ll_cap_gbs > 0 && bw > ph->ll_cap_gbs)
+                bw = ph->ll_cap_gbs;
+            if (ph->ll_ch_gbs > 0 && bw > share * ph->nc_max * ph->ll_ch_gbs)
+                bw = share * ph->nc_max * ph->ll_ch_gbs;
+        }
+    }
+    return ph->factor * bytes / (bw * 1e3); /* GB/s -> bytes/us */
 }
 
 /* LL has no per-step handshake: a sender only waits for credit once it has
@@ -361,18 +375,46 @@ cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *
     return cp_coll_best_proto(c, op, bytes, -1, us);
 }
 
+/* NCCL's own choice between the ring and the tree for an AllReduce across
+ * hosts (cp_nccl_tuner_us over the protocols each may run here): the one
+ * it would not run, or -1 when there is no such choice to make. */
+static int nccl_loser(const cp_coll *c, cp_coll_op op, double bytes, int proto)
+{
+    double best[2] = {-1, -1};
+    int alg, p;
+    if (op != CP_OP_ALLREDUCE || c->nhosts < 2 || !c->cost[op][CP_ALG_RING].available ||
+        !c->cost[op][CP_ALG_TREE].available || c->nccl.gpus < 1)
+        return -1;
+    for (alg = 0; alg < 2; alg++) {
+        const cp_alg_cost *a = &c->cost[op][alg == 0 ? CP_ALG_TREE : CP_ALG_RING];
+        for (p = 0; p < 3; p++) {
+            double x;
+            if ((proto >= 0 && p != proto) || !can_run(c, a, (cp_proto)p))
+                continue;
+            x = cp_nccl_tuner_us(&c->nccl, alg, p, bytes);
+            if (best[alg] < 0 || x < best[alg])
+                best[alg] = x;
+        }
+    }
+    if (best[0] < 0 || best[1] < 0)
+        return -1;
+    return best[0] < best[1] ? CP_ALG_RING : CP_ALG_TREE;
+}
+
 cp_coll_alg cp_coll_best_proto(const cp_coll *c, cp_coll_op op, double bytes, int proto,
                                double *us)
 {
-    int alg;
+    int alg, loser = nccl_loser(c, op, bytes, proto);
     cp_coll_alg best = CP_ALG_RING;
     double be = -1;
     cp_proto bp = CP_PROTO_SIMPLE;
     for (alg = 0; alg < CP_ALGS; alg++) {
         double x = -1;
         cp_proto p = proto < 0 ? CP_PROTO_SIMPLE : (cp_proto)proto;
-        if (alg == CP_ALG_HIER || alg == CP_ALG_PS || (alg == CP_ALG_TREE && c->nhosts == 1))
-            continue; /* not NCCL's (hier, ps); no NCCL tree inside a node */
+        if (alg == CP_ALG_HIER || alg == CP_ALG_PS || (alg == CP_ALG_TREE && c->nhosts == 1) ||
+            alg == loser)
+            continue; /* not NCCL's (hier, ps); no NCCL tree inside a node; NCCL's tuner
+                       * prefers the other of ring and tree */
         if (!c->cost[op][alg].available)
             continue;
         if (proto < 0)

@@ -34,6 +34,7 @@
 #define CP_COLLECTIVE_H
 
 #include "cost/mpi.h"
+#include "cost/nccl_rules.h"
 #include "topo/topo.h"
 
 typedef enum cp_coll_op {
@@ -78,6 +79,9 @@ typedef struct cp_phase {
     double chan_bytes[3]; /* per protocol (cp_proto order): bytes a channel needs, below
                            * which NCCL drops channels */
     double ll_cap_gbs;   /* NCCL's llMaxBw on it (rings), 0: none */
+    double ll_raw_gbs;   /* LL's rate before that cap (half the packed rate, or ll_eff's) */
+    double ll_ch_gbs;    /* LL's rate per channel: NCCL's one-host llMaxBw over its one-host
+                          * channels, the CTA's own limit; 0: none */
     int ll_net;          /* 1: it crosses the network, whose ll_eff sets LL's rate */
     int nbind;
     int bind_arc[CP_COLL_MAX_BIND];
@@ -112,6 +116,8 @@ typedef struct cp_coll {
     int nccl_cc;          /* least compute capability x 10 of the GPUs (0 unknown) */
     int nccl_channels;    /* NCCL's channels across the machine (nccl_rules.h) */
     int nccl_channels_host; /* ... and inside one host */
+    cp_nccl_topo nccl;    /* what NCCL's search sees of the machine, for its tuner's choice
+                           * between ring and tree across hosts (cp_coll_best) */
     cp_alg_cost cost[CP_OPS][CP_ALGS];
     int ring_candidates;  /* rings offered to the packing LP (for explain/bench) */
     int no_ll128;         /* set by the caller: never pick LL128 (NCCL_PROTO=^LL128, or a
@@ -203,7 +209,10 @@ double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double 
 
 /* The fastest available algorithm for `op` at `bytes` among those NCCL's
  * tuner chooses from (ring, tree across hosts, NVLS, CollNet where the
- * network reduces): what NCCL would pick.
+ * network reduces): what NCCL would pick.  Between the ring and the tree
+ * across hosts NCCL's own estimates decide (cp_nccl_tuner_us: its
+ * per-channel caps, not the trees' traffic, docs/collectives.md "Two
+ * hosts"); the others by the model's estimates.
  * hier (Horovod-style hierarchical) is not NCCL's and must be asked for.
  * Its time goes to *us. */
 cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *us);

@@ -79,7 +79,7 @@ static double inter_speed(const cp_nccl_topo *t)
     return first_speed(inter_default, LEN(inter_default), t->nic_gbs);
 }
 
-int cp_nccl_channels(const cp_nccl_topo *t)
+int cp_nccl_search(const cp_nccl_topo *t, int *graph_out, double *speed_out)
 {
     double s, total = t->nvlink ? t->intra_gbs : 12.0;
     int graph;
@@ -101,11 +101,108 @@ int cp_nccl_channels(const cp_nccl_topo *t)
         graph = graph * 2 > 32 ? 32 : graph * 2;
         s /= 2;
     }
+    if (graph_out)
+        *graph_out = graph;
+    if (speed_out)
+        *speed_out = s;
     /* Hopper+ across hosts: doubled again when fast and few (A6) */
     if (t->cc >= 90 && t->hosts > 1 && s > 45 && graph < 16)
         graph *= 2;
     /* tree0/tree1 pairs: comm->nChannels = min(64, 2 nChannels) (A6) */
     return 2 * graph > 64 ? 64 : 2 * graph;
+}
+
+int cp_nccl_channels(const cp_nccl_topo *t)
+{
+    return cp_nccl_search(t, NULL, NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* NCCL's tuner (TUNING-FACTS A1-A5)                                         */
+
+/* Base latencies, us, [tree, ring][LL, Simple, LL128] (A1). */
+static const double base_lat[2][3] = {{6.8, 8.4, 14.0}, {6.6, 8.4, 14.0}};
+/* hwLatencies [NVLINK, PCI, NET][tree, ring][LL, Simple, LL128] (A1). */
+static const double hw_lat[3][2][3] = {
+    {{0.6, 4.0, 1.25}, {0.6, 3.4, 1.9}},
+    {{1.0, 4.0, 1.9}, {1.0, 5.7, 2.5}},
+    {{5.0, 14.0, 8.5}, {2.7, 14.0, 4.0}},
+};
+/* Per-channel caps, GB/s, [Volta, Ampere, Hopper, Blackwell][N1, N2, N4] (A3). */
+static const double ring_ll128_max[4][3] = {
+    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
+static const double tree_ll128_max[4][3] = {
+    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+static const double tree_max[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+/* treeCorrectionFactor [LL, Simple, LL128][log2i(bytes / 64)] (A5). */
+static const double tree_corr[3][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0,
+     1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9,
+     .9},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0,
+     1.0, 1.0},
+};
+
+static int log2i(double x)
+{
+    int k = 0;
+    while (x >= 2) {
+        x /= 2;
+        k++;
+    }
+    return k;
+}
+
+/* NCCL's latency of a ring or tree AllReduce (A2). */
+static double tuner_lat(const cp_nccl_topo *t, int alg, int proto)
+{
+    int N = t->gpus * t->hosts, H = t->hosts, intra = t->nvlink ? 0 : 1;
+    double il = hw_lat[intra][alg][proto], nl = hw_lat[2][t->gpus == 1 ? 0 : alg][proto];
+    if (alg == 1) { /* ring: 2(N-1) steps, 2(H-1) of them across the network */
+        int inter = H > 1 ? 2 * (H - 1) : 0;
+        double over = proto == 1 ? 3.0 : 1.0; /* netOverhead 1 us (x86), x3 Simple */
+        if (H > 1 && il < over)
+            il = over;
+        return base_lat[1][proto] + (2 * (N - 1) - inter) * il + inter * nl;
+    }
+    return base_lat[0][proto] + 2 * ((t->gpus - 1) * il + log2i(H) * nl);
+}
+
+/* NCCL's bus bandwidth of a ring or tree AllReduce (A4, steps 1-4). */
+static double tuner_busbw(const cp_nccl_topo *t, int alg, int proto, int graph, double s)
+{
+    int gen = t->cc >= 100 ? 3 : t->cc >= 90 ? 2 : t->cc >= 80 ? 1 : 0;
+    int col = t->hosts <= 2 ? t->hosts - 1 : 2;
+    double bus = graph * s, cap;
+    if (alg == 1) {
+        if (proto == 0)
+            return fmin(cp_nccl_ll_max_gbs(t->cc, t->hosts), 0.5 * bus);
+        return proto == 2 ? fmin(0.92 * bus, graph * ring_ll128_max[gen][col]) : bus;
+    }
+    bus = fmin(0.92 * bus, graph * tree_max[gen][col]);
+    if (proto == 0)
+        bus = fmin(bus / 3.8, cp_nccl_ll_max_gbs(t->cc, t->hosts));
+    else if (proto == 2)
+        bus = fmin(bus * (t->hosts == 1 ? 7.0 / 9 : 120.0 / 128), graph * tree_ll128_max[gen][col]);
+    cap = t->cc >= 90 || t->gpus == 1 ? 0.85 : 1; /* pattern TREE: every NIC byte on one GPU */
+    return bus * cap;
+}
+
+double cp_nccl_tuner_us(const cp_nccl_topo *t, int alg, int proto, double bytes)
+{
+    int graph, N = t->gpus * t->hosts, idx;
+    double s, lat = tuner_lat(t, alg, proto), alg_bw;
+    cp_nccl_search(t, &graph, &s);
+    alg_bw = tuner_busbw(t, alg, proto, graph, s);
+    alg_bw *= alg == 1 ? (double)N / (2 * (N - 1)) : 0.5;
+    idx = log2i(bytes / 64);
+    if (alg == 0 && bytes >= 64 && idx < 23)
+        alg_bw *= tree_corr[proto][idx];
+    if (alg == 1 && proto == 1 && t->hosts > 1 && bytes / ((double)2 * graph * N) >= 64)
+        lat *= t->cc < 80 ? 1.9 : 1.4; /* ring plateau, comm->nChannels = 2 graph */
+    return lat + bytes / (1000 * alg_bw);
 }
 
 double cp_nccl_chan_bytes(int proto, int tree, int ranks)

@@ -40,8 +40,19 @@ double cp_nccl_nvlink_unit(int cc);
 /* The channels of a communicator (comm->nChannels): the ring search's
  * channel count at the first speed of NCCL's ladder its links allow,
  * duplicated as ncclTopoDupChannels does, doubled for the tree pairs
- * (TUNING-FACTS A6, A7).  At least 2, at most 64. */
+ * (TUNING-FACTS A6, A7).  At least 2, at most 64.  The search's own result,
+ * which NCCL's tuner multiplies (A4), to *graph and *speed when not NULL. */
+int cp_nccl_search(const cp_nccl_topo *t, int *graph, double *speed);
+
+/* cp_nccl_search's comm->nChannels alone. */
 int cp_nccl_channels(const cp_nccl_topo *t);
+
+/* NCCL's tuner estimate of an AllReduce of `bytes` (TUNING-FACTS A2, A4,
+ * A5), us: alg 0 tree, 1 ring; proto in cp_proto's order (0 LL, 1 Simple,
+ * 2 LL128); from the search's channels and speed, the 0.92 and 0.85
+ * factors, the per-channel caps of the GPU generation, the tree correction
+ * factors and the ring plateau.  NCCL chooses the least. */
+double cp_nccl_tuner_us(const cp_nccl_topo *t, int alg, int proto, double bytes);
 
 /* Bytes per channel below which NCCL drops a channel (TUNING-FACTS A6):
  * threads x per-thread threshold, LL 512 x 8 (ring: x ranks), LL128 640 x 8,

@@ -84,6 +84,7 @@ static double nic_gbs(const coll_build *b)
 static void size_phase(const coll_build *b, cp_phase *ph, int nc, int ranks, int tree, int net,
                        double ll_max)
 {
+    const cp_coll *c = b->c;
     const cp_calib_kind *k = &b->win->calib.kind[CP_NET];
     int p;
     if (!(ph->bw_gbs > 0))
@@ -93,14 +94,17 @@ static void size_phase(const coll_build *b, cp_phase *ph, int nc, int ranks, int
         ph->chan_bytes[p] = cp_nccl_chan_bytes(p, tree, ranks);
     ph->ll_net = net;
     ph->ll_cap_gbs = ll_max;
+    if (ll_max > 0) /* rings: a CTA polls LL's flags at NCCL's one-host cap per channel */
+        ph->ll_ch_gbs = cp_nccl_ll_max_gbs(c->nccl_cc, 1) / c->nccl_channels_host;
     cp_coll_phase_ll(ph, k);
 }
 
 void cp_coll_phase_ll(cp_phase *ph, const cp_calib_kind *net)
 {
-    ph->ll_bw_gbs = ph->bw_gbs * CP_LL_EFF;
+    ph->ll_raw_gbs = ph->bw_gbs * CP_LL_EFF;
     if (ph->ll_net && net->ll_eff > 0)
-        ph->ll_bw_gbs = ph->bw_gbs * net->ll_eff / net->bw_eff;
+        ph->ll_raw_gbs = ph->bw_gbs * net->ll_eff / net->bw_eff;
+    ph->ll_bw_gbs = ph->ll_raw_gbs;
     if (ph->ll_cap_gbs > 0 && ph->ll_bw_gbs > ph->ll_cap_gbs)
         ph->ll_bw_gbs = ph->ll_cap_gbs;
 }
@@ -124,6 +128,7 @@ int coll_nccl_size_build(coll_build *b)
     c->nccl_cc = host.cc;
     c->nccl_channels_host = cp_nccl_channels(&host);
     c->nccl_channels = H > 1 ? cp_nccl_channels(&all) : c->nccl_channels_host;
+    c->nccl = H > 1 ? all : host;
     ll1 = cp_nccl_ll_max_gbs(host.cc, 1);
     llH = cp_nccl_ll_max_gbs(host.cc, H);
     for (op = 0; op < CP_OPS; op++) {
