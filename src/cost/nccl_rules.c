@@ -238,3 +238,8 @@ double cp_nccl_ll_max_gbs(int cc, int hosts)
         return 87.7;
     return 39.0;
 }
+
+double cp_nccl_ll_channel_gbs(int cc)
+{
+    return cp_nccl_ll_max_gbs(cc, 1) / (cc >= 80 ? 24 : 12);
+}

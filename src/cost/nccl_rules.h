@@ -69,4 +69,10 @@ int cp_nccl_nc(double bytes, double chan_bytes, int nc_max);
  * Blackwell 282), across hosts 39 on two and 20.4 on more (Intel rows). */
 double cp_nccl_ll_max_gbs(int cc, int hosts);
 
+/* LL's rate per channel, GB/s of bus bandwidth: NCCL's one-host cap
+ * (cp_nccl_ll_max_gbs) over the channels NCCL gives that generation's
+ * 8-GPU board (DGX-1 V100 12, DGX A100 and HGX H100 24: cp_nccl_channels),
+ * the rate one CTA polls LL's flags at.  Volta 39 / 12 = 3.25. */
+double cp_nccl_ll_channel_gbs(int cc);
+
 #endif

@@ -95,7 +95,7 @@ static void size_phase(const coll_build *b, cp_phase *ph, int nc, int ranks, int
     ph->ll_net = net;
     ph->ll_cap_gbs = ll_max;
     if (ll_max > 0) /* rings: a CTA polls LL's flags at NCCL's one-host cap per channel */
-        ph->ll_ch_gbs = cp_nccl_ll_max_gbs(c->nccl_cc, 1) / c->nccl_channels_host;
+        ph->ll_ch_gbs = cp_nccl_ll_channel_gbs(c->nccl_cc);
     cp_coll_phase_ll(ph, k);
 }
 
@@ -107,6 +107,8 @@ void cp_coll_phase_ll(cp_phase *ph, const cp_calib_kind *net)
     ph->ll_bw_gbs = ph->ll_raw_gbs;
     if (ph->ll_cap_gbs > 0 && ph->ll_bw_gbs > ph->ll_cap_gbs)
         ph->ll_bw_gbs = ph->ll_cap_gbs;
+    if (ph->ll_ch_gbs > 0 && ph->ll_bw_gbs > ph->nc_max * ph->ll_ch_gbs)
+        ph->ll_bw_gbs = ph->nc_max * ph->ll_ch_gbs; /* every channel polling at its rate */
 }
 
 int coll_nccl_size_build(coll_build *b)
@@ -129,8 +131,10 @@ int coll_nccl_size_build(coll_build *b)
     c->nccl_channels_host = cp_nccl_channels(&host);
     c->nccl_channels = H > 1 ? cp_nccl_channels(&all) : c->nccl_channels_host;
     c->nccl = H > 1 ? all : host;
-    ll1 = cp_nccl_ll_max_gbs(host.cc, 1);
-    llH = cp_nccl_ll_max_gbs(host.cc, H);
+    /* NCCL's LL caps are per GPU generation: a GPU the topology does not
+     * name gets none (as it gets no LL128) */
+    ll1 = host.cc > 0 ? cp_nccl_ll_max_gbs(host.cc, 1) : 0;
+    llH = host.cc > 0 ? cp_nccl_ll_max_gbs(host.cc, H) : 0;
     for (op = 0; op < CP_OPS; op++) {
         cp_alg_cost *r = &c->cost[op][CP_ALG_RING];
         for (k = 0; r->available && k < r->nphases; k++)

@@ -562,7 +562,7 @@ static void test_protocols(void **state)
  * (8.357142857): 33.757142857 us; its bandwidth 120/128 of Simple's, 1.5 S /
  * 46,875.  At S = 8e5: LL 18 + 48 = 66, Simple 36 + 24 = 60, LL128 33.757 +
  * 25.6 = 59.357: LL128 wins.  At 1.2e6: Simple 72 against LL128 33.757 +
- * 38.4 = 72.157: Simple.  At 3e5: LL 36.  P100s (6.0, before Volta) or GPUs
+ * 38.4 = 72.157: Simple.  At 3e5 LL's own limit (below) hands it to LL128.  P100s (6.0, before Volta) or GPUs
  * the topology does not name: no LL128; no_ll128 (NCCL_PROTO=^LL128): no
  * LL128 either, Simple's 60 at 8e5. */
 static void test_ll128(void **state)
@@ -589,8 +589,16 @@ static void test_ll128(void **state)
     assert_int_equal(p, CP_PROTO_LL128);
     assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 1.2e6, &p), 72.0, 1e-6);
     assert_int_equal(p, CP_PROTO_SIMPLE);
-    assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 3e5, &p), 36.0, 1e-6);
-    assert_int_equal(p, CP_PROTO_LL);
+    /* at 3e5 LL128: a named Volta GPU polls LL's flags at NCCL's 39 GB/s
+     * over 12 channels = 3.25 a channel (nccl_rules.h), and the square has
+     * 4, so LL runs at min(25, 39, 4 x 3.25 = 13) GB/s: 18 + 1.5 x 3e5 /
+     * 13e3 = 52.615 us, against LL128's 33.757 + 1.5 x 3e5 / 46,875 =
+     * 43.357 and Simple's 45 */
+    assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 3e5, &p), 43.357142857,
+                1e-6);
+    assert_int_equal(p, CP_PROTO_LL128);
+    assert_near(cp_coll_proto_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, CP_PROTO_LL, 3e5),
+                18 + 4.5e5 / 13e3, 1e-6);
     assert_string_equal(cp_proto_name(CP_PROTO_LL128), "LL128");
     c.no_ll128 = 1;
     assert_near(cp_coll_time_proto_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, 8e5, &p), 60.0, 1e-6);
