@@ -744,6 +744,59 @@ static void test_fabrics(void **state)
     assert_null(cp_fabric_find("ib-xdr"));
 }
 
+/* Two hosts of eight GPUs with one NIC per GPU (issue 25, item 3;
+ * docs/collectives.md "Two hosts"): 2 x dgx-a100, 8 A100 and 8 HDR NICs
+ * (25 GB/s, NCCL's 24 reached: ib-hdr) a host.
+ * NCCL's tuner (TUNING-FACTS A2-A5), by hand: its search runs 8 channels
+ * at 24 GB/s (the inter-node ladder's first speed within 25, one channel a
+ * NIC, 240 / 24 = 10 >= 8 in the host; 24 < 25: not doubled).  Ring
+ * Simple: bus 8 x 24 = 192, alg 192 x 16 / 30 = 102.4 GB/s; latency 8.4 +
+ * 28 x max(3.4, 3.0) + 2 x 14 = 131.6 us, x 1.4 (ring plateau, Ampere) =
+ * 184.24: 184.24 + 2^30 / 102.4e3 = 10670.0 us.  Tree Simple: bus min(0.92
+ * x 192, 8 x 23.6) = 176.64, alg half, 88.32 (no correction at 1 GiB);
+ * latency 8.4 + 2 x (7 x 4.0 + 14) = 92.4: 92.4 + 2^30 / 88.32e3 = 12249.8
+ * us.  NCCL runs the ring, at 1 GiB and 4 GiB alike (the tree's bandwidth
+ * is the lower), and auto follows it.
+ * What each achieves per NIC in the model: the ring crosses every NIC once
+ * each way per channel, 2(N-1)/N x S / 8 = 30/16 x S / 8 each way, and the
+ * NICs bind: B = 8 x 24 = 192 GB/s of bus bandwidth, 24 GB/s a NIC.  The
+ * tree sends and receives S a host (f(2) = 1), S / 8 a NIC, but its
+ * chains bind first: a GPU inside a chain sends the reduction down and the
+ * broadcast up, 1.75 bytes per byte on average over the 8 GPUs (2 x 6 + 1
+ * + 1) / 8, through its 12 x 25 x 0.8 = 240 GB/s of NVLink: 240 / 1.75 =
+ * 137.14 GB/s; a NIC then carries 137.14 / 8 = 17.14 GB/s, 71% of its
+ * rate.  So the tree would finish a 1 GiB call sooner (2^30 / 137.14e3 =
+ * 7829 us of transfer against the ring's 2^30 x 30/16 / 192e3 = 10486),
+ * but NCCL's tuner, which caps a tree channel at 23.6 GB/s, runs the ring. */
+static void test_two_hosts(void **state)
+{
+    cp_topo *t;
+    cp_coll c;
+    cp_err e;
+    double us, gib = 1073741824.0, ring, tree;
+    const cp_phase *r, *tr;
+    (void)state;
+    assert_int_equal(cp_topo_load_hosts("topologies/dgx-a100.json", 2, &t, &e), CP_OK);
+    assert_int_equal(cp_coll_build(t, 1, &c, &e), CP_OK);
+    assert_near(cp_nccl_tuner_us(&c.nccl, 1, CP_PROTO_SIMPLE, gib), 184.24 + gib / 102.4e3, 1e-6);
+    assert_near(cp_nccl_tuner_us(&c.nccl, 0, CP_PROTO_SIMPLE, gib), 92.4 + gib / 88.32e3, 1e-6);
+    assert_int_equal(cp_coll_best(&c, CP_OP_ALLREDUCE, gib, &us), CP_ALG_RING);
+    assert_int_equal(cp_coll_best(&c, CP_OP_ALLREDUCE, 4 * gib, NULL), CP_ALG_RING);
+    r = &c.cost[CP_OP_ALLREDUCE][CP_ALG_RING].phase[0];
+    tr = &c.cost[CP_OP_ALLREDUCE][CP_ALG_TREE].phase[0];
+    assert_near(r->bw_gbs, 192.0, 1e-6);
+    assert_near(tr->bw_gbs, 240 / 1.75, 1e-6);
+    /* per NIC, each way, from the model's times less their latencies */
+    ring = cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_RING, gib) - c.launch_us - r->lat_us -
+           r->simple_us;
+    tree = cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_TREE, gib) - c.launch_us - tr->lat_us -
+           tr->simple_us;
+    assert_near(30.0 / 16 * gib / 8 / (ring * 1e3), 24.0, 1e-6);
+    assert_near(gib / 8 / (tree * 1e3), 240 / 1.75 / 8, 1e-6);
+    cp_coll_free(&c);
+    cp_topo_free(t);
+}
+
 static void test_reference_tables(void **state)
 {
     ref_errs all;
@@ -860,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_dtree_traffic),
         cmocka_unit_test(test_fabrics),
         cmocka_unit_test(test_nccl_channels),
+        cmocka_unit_test(test_two_hosts),
         cmocka_unit_test(test_reference_tables),
     };
     return cmocka_run_group_tests_name("collective", tests, NULL, NULL);
