@@ -20,10 +20,13 @@ static const cli_usage_text usage = {
     "usage: coarse-plan calibrate NCCL_TESTS_OUTPUT -t TOPO [OPTIONS]\n",
     "Fit the topology's calibration to measured nccl-tests output (all_reduce_perf\n"
     "console output, verbatim): the achieved fraction of nominal bandwidth (bw_eff)\n"
-    "of the link kind that binds and the Simple protocol's cost per step\n"
-    "(simple_us), from the largest sizes, and the software latency per step under LL\n"
-    "(step_us) of the slowest link kind, from the smallest sizes.  Prints the fit\n"
-    "and, for every row, measured and predicted time, the error and the protocol.\n",
+    "of the link kind that binds, the Simple protocol's cost per step (simple_us)\n"
+    "and the software latency per step under LL (step_us), started from line fits\n"
+    "through the largest sizes and the smallest times, then refined against every\n"
+    "row from 1 KB (largest plus root-mean-square relative error), with the launch\n"
+    "cost when one thread drives several GPUs and the network's LL efficiency\n"
+    "(ll_eff) across hosts.  Prints the fit and, for every row, measured and\n"
+    "predicted time, the error and the protocol.\n",
     "The GPUs driven by one thread (nccl-tests -g) come from the table's header.\n"
     "Method and the shipped fits: docs/calibration.md.\n"};
 
