@@ -341,8 +341,11 @@ static double objective(refit *r, const double *y)
  * expand 2, contract 1/2, shrink 1/2. */
 static void nelder_mead(refit *r, double *y, const double *step, int n, int iters)
 {
-    double pt[NPAR + 1][NPAR], val[NPAR + 1], c[NPAR], xr[NPAR], xt[NPAR];
+    double pt[NPAR + 1][NPAR] = {{0}}, val[NPAR + 1] = {0}, c[NPAR] = {0}, xr[NPAR] = {0},
+           xt[NPAR] = {0};
     int i, j, k, it;
+    if (n < 1 || n > NPAR)
+        return;
     for (i = 0; i <= n; i++) {
         memcpy(pt[i], y, (size_t)n * sizeof *y);
         if (i > 0)

@@ -54,7 +54,7 @@ static const double inter_sm90[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5,
                                     15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
 static const double inter_sm100[] = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22,
                                      20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
-#define LEN(a) ((int)(sizeof a / sizeof *a))
+#define LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* The intra-host speed: the first of the ladder within the widest pair and
  * the GPU's total; PCIe-only hosts run at NCCL's PCI_BW, 12 GB/s (A7). */
