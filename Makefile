@@ -253,7 +253,7 @@ calibration: all $(BUILD)/fit-llm
 	    -t topologies/dgx1-v100.json
 	./coarse-plan calibrate $(NCCL_TABLES)/aws-p3dn-2node-16xV100_efa.txt \
 	    -t topologies/aws-p3dn.json --hosts 2
-	@echo "copy the fitted numbers into tools/topogen.py (CAL_*) and run make topologies"
+	@echo "copy the fitted numbers into tools/topogen.py (CAL_LAUNCH_US, CAL_NVLINK) and src/topo/fabrics.c (efa-2019), then make topologies"
 	$(BUILD)/fit-llm
 	@echo "copy the fitted constants into src/llm/gpu.c's calibs[] (docs/calibration.md)"
 

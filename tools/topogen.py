@@ -79,14 +79,21 @@ def memdev_reduce_gbs(link_gbs):
 # Calibration blocks (docs/calibration.md).  Fitted by `coarse-plan calibrate`
 # to the two reference tables; `make calibration` reruns both fits and prints
 # these numbers, and tests/unit/test_calibrate.c checks they still agree.
-#  - NVLink, from ../shared/data/nccl-tests/v100-sxm2-8gpu-hybridcubemesh_konnase.txt
-#    on dgx1-v100 (8 GPUs driven by one thread): every machine.
+#  - Volta (and the older P100 and T4 machines, assumed no faster): NVLink and
+#    the launch cost, from ../shared/data/nccl-tests/v100-sxm2-8gpu-
+#    hybridcubemesh_konnase.txt on dgx1-v100 (8 GPUs driven by one thread, so
+#    the issue bound gives the launch).
 #  - AWS network, from ../shared/data/nccl-tests/aws-p3dn-2node-16xV100_efa.txt on
-#    aws-p3dn --hosts 2: the AWS machines (EFA; ENA is assumed no better).
-#    InfiniBand machines keep the uncalibrated network (no measurement).
-CAL_LAUNCH_US = 5
-CAL_NVLINK = {"bw_eff": 0.8751, "step_us": 0, "simple_us": 3.04}
-CAL_AWS_NET = {"bw_eff": 0.6766, "step_us": 12.953, "simple_us": 31.495}  # = efa-2019 in
+#    aws-p3dn --hosts 2 (Volta's launch held): the AWS machines (EFA; ENA is
+#    assumed no better).
+#  - Ampere and Hopper: no table with small sizes; NCCL's own per-step NVLink
+#    costs (hwLatencies Ring: Simple 3.4 - LL 0.6 = 2.8 us more a step under
+#    Simple, TUNING-FACTS A1) on the links' hardware latency, CUDA's commonly
+#    quoted 5 us launch, NVLink bw_eff capped as below.
+CAL_LAUNCH_US = {"volta": 6.171, None: 5}
+CAL_NVLINK = {"bw_eff": 0.8751, "step_us": 1.547, "simple_us": 3.909}
+CAL_NVLINK_NCCL = {"step_us": 0, "simple_us": 2.8}
+CAL_AWS_NET = {"bw_eff": 0.6748, "step_us": 0.979, "simple_us": 29.681, "ll_eff": 0.4196}  # = efa-2019 in
 #    src/topo/fabrics.c, which the AWS topologies name (FABRIC below)
 #  - NVLS on Hopper, from the one-node rows of ../shared/data/nccl-tests/
 #    p5-48xlarge_awsome.csv on hgx-h100 (same 8x H100 + NVSwitch inside):
@@ -136,15 +143,19 @@ def fabric_for(name):
 def calibration_for(name, gen=None):
     nv = dict(CAL_NVLINK)
     capped = gen is not None and NVLINK_NCCL_EFF[gen] < nv["bw_eff"]
+    if gen is not None:
+        nv.update(CAL_NVLINK_NCCL)
     if capped:
         nv["bw_eff"] = round(NVLINK_NCCL_EFF[gen], 4)
-    c = {"note": "launch: CUDA kernel launch (5 us); nvlink: fitted to the V100 nccl-tests "
-                 "table" + (", bw_eff capped at NCCL's own %s figure (%.1f of 25 GB/s)"
-                            % (gen, NVLINK_NCCL_EFF[gen] * 25) if capped else "") +
+    launch = CAL_LAUNCH_US["volta" if gen is None else None]
+    c = {"note": ("launch and nvlink: fitted to the V100 nccl-tests table" if gen is None else
+                  "launch: CUDA kernel launch (5 us); nvlink: NCCL's per-step costs, bw_eff "
+                  "capped at NCCL's own %s figure (%.1f of 25 GB/s)"
+                  % (gen, NVLINK_NCCL_EFF[gen] * 25)) +
                  ("; net_fabric: %s" % fabric_for(name)
                   if fabric_for(name) else "; network uncalibrated") +
                  " (docs/calibration.md)",
-         "launch_us": CAL_LAUNCH_US, "nvlink": nv}
+         "launch_us": launch, "nvlink": nv}
     if gen in CAL_NVLS:
         c["nvls_eff"] = CAL_NVLS[gen]
         c["note"] = c["note"].replace(" (docs/calibration.md)",

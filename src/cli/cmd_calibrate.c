@@ -20,10 +20,13 @@ static const cli_usage_text usage = {
     "usage: coarse-plan calibrate NCCL_TESTS_OUTPUT -t TOPO [OPTIONS]\n",
     "Fit the topology's calibration to measured nccl-tests output (all_reduce_perf\n"
     "console output, verbatim): the achieved fraction of nominal bandwidth (bw_eff)\n"
-    "of the link kind that binds and the Simple protocol's cost per step\n"
-    "(simple_us), from the largest sizes, and the software latency per step under LL\n"
-    "(step_us) of the slowest link kind, from the smallest sizes.  Prints the fit\n"
-    "and, for every row, measured and predicted time, the error and the protocol.\n",
+    "of the link kind that binds, the Simple protocol's cost per step (simple_us)\n"
+    "and the software latency per step under LL (step_us), started from line fits\n"
+    "through the largest sizes and the smallest times, then refined against every\n"
+    "row from 1 KB (largest plus root-mean-square relative error), with the launch\n"
+    "cost when one thread drives several GPUs and the network's LL efficiency\n"
+    "(ll_eff) across hosts.  Prints the fit and, for every row, measured and\n"
+    "predicted time, the error and the protocol.\n",
     "The GPUs driven by one thread (nccl-tests -g) come from the table's header.\n"
     "Method and the shipped fits: docs/calibration.md.\n"};
 
@@ -146,6 +149,8 @@ static json_t *calib_json(const cp_calib *c, const char *note)
         json_object_set_new(sub, "step_us", cli_real(c->kind[k].step_us, 6));
         if (c->kind[k].simple_us != 0)
             json_object_set_new(sub, "simple_us", cli_real(c->kind[k].simple_us, 6));
+        if (c->kind[k].ll_eff != 0)
+            json_object_set_new(sub, "ll_eff", cli_real(c->kind[k].ll_eff, 6));
         json_object_set_new(o, cp_link_kind_name((cp_link_kind)k), sub);
     }
     cli_pool_calib_json(o, &c->pool);
@@ -182,24 +187,26 @@ static void print_fit(const opts *o, const cp_topo *t, const cp_nccl_table *tab,
     int i;
     printf("# calibrate: %s on %s (%d GPUs, %d per thread), %s %s\n", o->table, t->name,
            t->ngpus, tab->gpus_per_thread, cp_coll_op_name(o->op), cp_coll_alg_name(f->alg));
-    printf("# %s bw_eff: %.4f -> %.4f%s (from the %d largest sizes)\n",
-           cp_link_kind_name(f->bw_kind), f->bw_eff_before, f->bw_eff_after,
-           f->bw_clamped ? " (clamped: the fit asked for more than nominal)" : "", f->nbw_rows);
-    printf("# %s step_us: %.3f -> %.3f%s (from the %d smallest times)\n",
-           cp_link_kind_name(f->lat_kind), f->step_before, f->step_after,
-           f->step_clamped ? " (clamped at 0)" : "", f->nlat_rows);
+    printf("# %s bw_eff: %.4f -> %.4f%s\n", cp_link_kind_name(f->bw_kind), f->bw_eff_before,
+           f->bw_eff_after, f->bw_clamped ? " (clamped: the fit asked for more than nominal)" : "");
+    printf("# %s step_us: %.3f -> %.3f%s\n", cp_link_kind_name(f->lat_kind), f->step_before,
+           f->step_after, f->step_clamped ? " (clamped at 0)" : "");
     if (f->simple_fitted)
-        printf("# %s simple_us: %.3f -> %.3f%s%s (Simple's intercept, from the %d largest "
-               "sizes)\n", cp_link_kind_name(f->lat_kind), f->simple_before, f->simple_after,
-               f->simple_clamped ? " (clamped at 0)" : "",
+        printf("# %s simple_us: %.3f -> %.3f%s\n", cp_link_kind_name(f->lat_kind),
+               f->simple_before, f->simple_after,
                f->simple_below_other ? " (another kind's simple_us is larger and sets the "
-                                       "pace)" : "",
-               f->nbw_rows);
+                                       "pace)" : "");
     else
         printf("# %s simple_us: %.3f kept (one size in the top six octaves: too few to fit "
                "Simple's intercept)\n", cp_link_kind_name(f->lat_kind), f->simple_after);
-    printf("# launch_us: %.3f per kernel x %d GPUs per thread\n", t->calib.launch_us,
+    if (f->fit_ll)
+        printf("# net ll_eff: %.4f -> %.4f\n", f->ll_before, f->ll_after);
+    printf("# launch_us: %.3f%s per kernel x %d GPUs per thread\n", t->calib.launch_us,
+           f->fit_launch ? " (fitted: one thread issues every launch)" : " (held)",
            tab->gpus_per_thread);
+    printf("# start: line fits through the %d largest sizes and the %d smallest times; then "
+           "every row from %.0f B (%d): max |error| %.1f%%, median %.1f%%\n", f->nbw_rows,
+           f->nlat_rows, CP_FIT_MIN_BYTES, f->nfit_rows, 100 * f->max_err, 100 * f->median_err);
     printf("#%12s  %12s  %12s  %8s  %s\n", "size (B)", "measured us", "predicted us", "error",
            "protocol");
     for (i = 0; i < tab->nrows; i++) {

@@ -346,6 +346,11 @@ static void explain_alg(const cp_coll *c, const opts *o, cp_coll_alg alg)
                ph->nchannels == 1 ? "" : "s", ph->factor, ph->bw_gbs);
         printf("    at the largest size: latency %.1f us + bandwidth %.1f us (%.0f%% "
                "bandwidth)\n", lat, bwt, 100 * bwt / (bwt + lat + 1e-30));
+        if (ph->nc_max > 0) /* NCCL's sizing of the call (docs/collectives.md) */
+            printf("    NCCL runs it on %d channels, fewer below %.0f B a channel under LL, "
+                   "%.0f under Simple, %.0f under LL128; LL at %.1f GB/s with all\n",
+                   ph->nc_max, ph->chan_bytes[CP_PROTO_LL], ph->chan_bytes[CP_PROTO_SIMPLE],
+                   ph->chan_bytes[CP_PROTO_LL128], ph->ll_bw_gbs);
         if (ph->nbind)
             printf("    binding links:\n");
         for (j = 0; j < ph->nbind; j++)

@@ -50,9 +50,9 @@ static int model_line(const cp_topo *t, int gpt, cp_coll_op op, cp_coll_alg alg,
     } else {
         const cp_alg_cost *a = &c->cost[op][alg];
         int k, best = 0;
-        l->A_s = cp_coll_proto_time_us(c, op, alg, CP_PROTO_SIMPLE, 0);
-        l->A_ll = a->ll ? cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL, 0) : l->A_s;
-        l->beta = (cp_coll_proto_time_us(c, op, alg, CP_PROTO_SIMPLE, 1e9) - l->A_s) / 1e9;
+        l->A_s = cp_coll_proto_est_us(c, op, alg, CP_PROTO_SIMPLE, 0);
+        l->A_ll = a->ll ? cp_coll_proto_est_us(c, op, alg, CP_PROTO_LL, 0) : l->A_s;
+        l->beta = (cp_coll_proto_est_us(c, op, alg, CP_PROTO_SIMPLE, 1e9) - l->A_s) / 1e9;
         l->steps = 0;
         /* the phase that dominates the bandwidth term names the kind */
         for (k = 0; k < a->nphases; k++) {
@@ -253,6 +253,303 @@ static int round_fit(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_col
     return f->simple_fitted ? fit_simple(t, &l, Afit_s, c, d, f, lk, e) : CP_OK;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The refinement: the whole model against every row from CP_FIT_MIN_BYTES    */
+
+/* Parameters, in the order of the search vector. */
+enum { P_BW, P_STEP, P_SIMPLE, P_LAUNCH, P_LL, NPAR };
+
+/* The model built at the start point and how each phase of op/alg moves
+ * with the parameters (measured by rebuilding with each one nudged): the
+ * refinement patches a shallow copy instead of rebuilding, so a search of
+ * thousands of evaluations costs four builds. */
+typedef struct refit {
+    const cp_nccl_table *tab;
+    cp_coll_op op;
+    cp_coll_alg alg;
+    cp_link_kind kind;      /* the kind whose numbers are fitted */
+    int gpt, lo;            /* GPUs per thread; first row weighed */
+    int use[NPAR];          /* 1: fitted, 0: held at p0 */
+    double p0[NPAR];
+    cp_coll base, work;     /* base owned; work a shallow copy, patched */
+    double dlat[3], dsimple[3], ebw[3]; /* per phase: us per us of step and of
+                                         * simple_us; exponent of bw in bw_eff */
+    cp_calib_kind net;      /* the network's calibration, patched */
+    double *err;            /* [nrows] scratch */
+} refit;
+
+/* The search vector to parameters: positive by absolute value, efficiencies
+ * at most 1. */
+static void to_params(const refit *r, const double *y, double *x)
+{
+    int k, j = 0;
+    for (k = 0; k < NPAR; k++) {
+        x[k] = r->use[k] ? fabs(y[j++]) : r->p0[k];
+        if ((k == P_BW || k == P_LL) && x[k] > 1)
+            x[k] = 1;
+    }
+}
+
+/* Patch work to parameters x. */
+static void patch(refit *r, const double *x)
+{
+    const cp_alg_cost *b = &r->base.cost[r->op][r->alg];
+    cp_alg_cost *a = &r->work.cost[r->op][r->alg];
+    int k;
+    r->net.bw_eff = r->kind == CP_NET ? x[P_BW] : r->net.bw_eff;
+    r->net.ll_eff = r->use[P_LL] ? x[P_LL] : r->net.ll_eff;
+    for (k = 0; k < a->nphases && k < 3; k++) {
+        a->phase[k].lat_us = b->phase[k].lat_us + r->dlat[k] * (x[P_STEP] - r->p0[P_STEP]);
+        a->phase[k].simple_us =
+            b->phase[k].simple_us + r->dsimple[k] * (x[P_SIMPLE] - r->p0[P_SIMPLE]);
+        a->phase[k].bw_gbs = b->phase[k].bw_gbs * pow(x[P_BW] / r->p0[P_BW], r->ebw[k]);
+        cp_coll_phase_ll(&a->phase[k], &r->net);
+    }
+    r->work.launch_us = x[P_LAUNCH];
+    r->work.issue_us = x[P_LAUNCH] * (r->gpt > 0 ? r->gpt : 1);
+}
+
+/* |relative error| of every weighed row at parameters x into err (n rows);
+ * returns n. */
+static int row_errors(refit *r, const double *x, double *err)
+{
+    int i, n = 0;
+    patch(r, x);
+    for (i = r->lo; i < r->tab->nrows; i++) {
+        double p = cp_coll_time_proto_us(&r->work, r->op, r->alg, r->tab->rows[i].bytes, NULL);
+        err[n++] = fabs(p / r->tab->rows[i].time_us - 1);
+    }
+    return n;
+}
+
+/* The objective: the largest relative error plus the root mean square. */
+static double objective(refit *r, const double *y)
+{
+    double x[NPAR], worst = 0, sq = 0;
+    int i, n;
+    to_params(r, y, x);
+    n = row_errors(r, x, r->err);
+    for (i = 0; i < n; i++) {
+        worst = r->err[i] > worst ? r->err[i] : worst;
+        sq += r->err[i] * r->err[i];
+    }
+    return n > 0 ? worst + sqrt(sq / n) : 0;
+}
+
+/* Nelder-Mead on the objective from y (n values), each axis first moved by
+ * step[k]; the best point back into y.  Textbook coefficients: reflect 1,
+ * expand 2, contract 1/2, shrink 1/2. */
+static void nelder_mead(refit *r, double *y, const double *step, int n, int iters)
+{
+    double pt[NPAR + 1][NPAR] = {{0}}, val[NPAR + 1] = {0}, c[NPAR] = {0}, xr[NPAR] = {0},
+           xt[NPAR] = {0};
+    int i, j, k, it;
+    if (n < 1 || n > NPAR)
+        return;
+    for (i = 0; i <= n; i++) {
+        memcpy(pt[i], y, (size_t)n * sizeof *y);
+        if (i > 0)
+            pt[i][i - 1] += step[i - 1];
+        val[i] = objective(r, pt[i]);
+    }
+    for (it = 0; it < iters; it++) {
+        double fr, ft;
+        for (i = 1; i <= n; i++) /* sort by value, best first */
+            for (j = i; j > 0 && val[j] < val[j - 1]; j--) {
+                double v = val[j];
+                val[j] = val[j - 1];
+                val[j - 1] = v;
+                memcpy(xt, pt[j], sizeof xt);
+                memcpy(pt[j], pt[j - 1], sizeof xt);
+                memcpy(pt[j - 1], xt, sizeof xt);
+            }
+        if (val[n] - val[0] < 1e-15)
+            break;
+        for (k = 0; k < n; k++) {
+            c[k] = 0;
+            for (i = 0; i < n; i++)
+                c[k] += pt[i][k] / n;
+            xr[k] = 2 * c[k] - pt[n][k];
+        }
+        fr = objective(r, xr);
+        if (fr < val[0]) {
+            for (k = 0; k < n; k++)
+                xt[k] = 3 * c[k] - 2 * pt[n][k];
+            ft = objective(r, xt);
+            memcpy(pt[n], ft < fr ? xt : xr, sizeof xt);
+            val[n] = ft < fr ? ft : fr;
+            continue;
+        }
+        if (fr < val[n - 1]) {
+            memcpy(pt[n], xr, sizeof xr);
+            val[n] = fr;
+            continue;
+        }
+        for (k = 0; k < n; k++)
+            xt[k] = (c[k] + (fr < val[n] ? xr[k] : pt[n][k])) / 2;
+        ft = objective(r, xt);
+        if (ft < (fr < val[n] ? fr : val[n])) {
+            memcpy(pt[n], xt, sizeof xt);
+            val[n] = ft;
+            continue;
+        }
+        for (i = 1; i <= n; i++) {
+            for (k = 0; k < n; k++)
+                pt[i][k] = (pt[i][k] + pt[0][k]) / 2;
+            val[i] = objective(r, pt[i]);
+        }
+    }
+    for (i = 1, k = 0; i <= n; i++)
+        k = val[i] < val[k] ? i : k;
+    memcpy(y, pt[k], (size_t)n * sizeof *y);
+}
+
+/* The calibration's current numbers as parameters. */
+static void read_params(const cp_topo *t, cp_link_kind kind, double *x)
+{
+    x[P_BW] = t->calib.kind[kind].bw_eff;
+    x[P_STEP] = t->calib.kind[kind].step_us;
+    x[P_SIMPLE] = t->calib.kind[kind].simple_us;
+    x[P_LAUNCH] = t->calib.launch_us;
+    x[P_LL] = t->calib.kind[CP_NET].ll_eff > 0 ? t->calib.kind[CP_NET].ll_eff
+                                               : CP_LL_EFF * t->calib.kind[CP_NET].bw_eff;
+}
+
+static void write_params(cp_topo *t, const refit *r, const double *x)
+{
+    t->calib.kind[r->kind].bw_eff = x[P_BW];
+    t->calib.kind[r->kind].step_us = x[P_STEP];
+    t->calib.kind[r->kind].simple_us = x[P_SIMPLE];
+    t->calib.launch_us = x[P_LAUNCH];
+    if (r->use[P_LL])
+        t->calib.kind[CP_NET].ll_eff = x[P_LL];
+}
+
+/* The model at the calibration of t, no LL128 (as the fit), into *c. */
+static int build_fit_model(const cp_topo *t, int gpt, cp_coll *c, cp_err *e)
+{
+    int rc = cp_coll_build(t, gpt, c, e);
+    if (rc == CP_OK)
+        c->no_ll128 = 1;
+    return rc;
+}
+
+/* Measure how each phase moves: rebuild with step_us + 1, simple_us + 1
+ * and bw_eff x 0.9. */
+static int sensitivities(cp_topo *t, refit *r, cp_err *e)
+{
+    cp_calib_kind *k = &t->calib.kind[r->kind], keep = *k;
+    cp_coll m;
+    int which, ph, rc = CP_OK;
+    for (which = 0; which < 3 && rc == CP_OK; which++) {
+        if (which == 0)
+            k->step_us += 1;
+        else if (which == 1)
+            k->simple_us += 1;
+        else
+            k->bw_eff *= 0.9;
+        rc = build_fit_model(t, r->gpt, &m, e);
+        *k = keep;
+        if (rc)
+            break;
+        for (ph = 0; ph < r->base.cost[r->op][r->alg].nphases && ph < 3; ph++) {
+            const cp_phase *a = &r->base.cost[r->op][r->alg].phase[ph];
+            const cp_phase *b = &m.cost[r->op][r->alg].phase[ph];
+            if (which == 0)
+                r->dlat[ph] = b->lat_us - a->lat_us;
+            else if (which == 1)
+                r->dsimple[ph] = b->simple_us - a->simple_us;
+            else
+                r->ebw[ph] = a->bw_gbs > 0 ? log(b->bw_gbs / a->bw_gbs) / log(0.9) : 0;
+        }
+        cp_coll_free(&m);
+    }
+    return rc;
+}
+
+/* One pass: build at t's calibration, measure, search, write back. */
+static int refine_pass(cp_topo *t, refit *r, cp_err *e)
+{
+    double y[NPAR], step[NPAR], x[NPAR];
+    int k, n = 0, rc, rep;
+    read_params(t, r->kind, r->p0);
+    if (r->p0[P_BW] <= 0)
+        return CP_OK;
+    r->net = t->calib.kind[CP_NET];
+    if ((rc = build_fit_model(t, r->gpt, &r->base, e)))
+        return rc;
+    if ((rc = sensitivities(t, r, e))) {
+        cp_coll_free(&r->base);
+        return rc;
+    }
+    r->work = r->base;
+    /* LL's intercept and Simple's differ by simple_us only where both
+     * protocols run: with one alone the two step costs trade off freely, and
+     * simple_us stays where the line fits put it */
+    {
+        int i, nll = 0, ns = 0;
+        for (i = r->lo; i < r->tab->nrows; i++) {
+            cp_proto p;
+            cp_coll_time_proto_us(&r->base, r->op, r->alg, r->tab->rows[i].bytes, &p);
+            nll += p == CP_PROTO_LL;
+            ns += p != CP_PROTO_LL;
+        }
+        if (!nll || !ns)
+            r->use[P_SIMPLE] = 0;
+    }
+    for (k = 0; k < NPAR; k++)
+        if (r->use[k]) {
+            y[n] = r->p0[k];
+            step[n++] = r->p0[k] > 0 ? 0.1 * r->p0[k] : 1;
+        }
+    /* restarts from the best point with a fresh simplex: Nelder-Mead stalls
+     * on the kinks of a largest-error objective */
+    for (rep = 0; rep < 10; rep++) {
+        nelder_mead(r, y, step, n, 1000);
+        for (k = 0; k < n; k++)
+            step[k] = fabs(y[k]) > 0 ? 0.02 * fabs(y[k]) : 0.01;
+    }
+    to_params(r, y, x);
+    write_params(t, r, x);
+    cp_coll_free(&r->base);
+    return CP_OK;
+}
+
+/* The refinement (docs/calibration.md, "Method"): two passes, each from
+ * the model rebuilt at the last one's numbers. */
+static int refine(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, cp_fit *f, cp_err *e)
+{
+    refit r;
+    int i, pass, rc = CP_OK, big = 0;
+    double x[NPAR];
+    memset(&r, 0, sizeof r);
+    r.tab = tab;
+    r.op = op;
+    r.alg = f->alg;
+    r.kind = f->bw_kind;
+    r.gpt = tab->gpus_per_thread;
+    for (i = 0; i < tab->nrows; i++)
+        big += tab->rows[i].bytes >= CP_FIT_MIN_BYTES;
+    r.lo = big >= 4 ? tab->nrows - big : 0;
+    r.use[P_BW] = r.use[P_STEP] = 1;
+    r.use[P_SIMPLE] = f->simple_fitted;
+    r.use[P_LAUNCH] = f->fit_launch = r.gpt > 1;
+    r.use[P_LL] = f->fit_ll = r.kind == CP_NET;
+    r.err = malloc((size_t)tab->nrows * sizeof *r.err);
+    if (!r.err)
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    read_params(t, r.kind, x);
+    f->launch_before = x[P_LAUNCH];
+    f->ll_before = t->calib.kind[CP_NET].ll_eff;
+    for (pass = 0; pass < 2 && rc == CP_OK; pass++)
+        rc = refine_pass(t, &r, e);
+    f->launch_after = t->calib.launch_us;
+    f->ll_after = t->calib.kind[CP_NET].ll_eff;
+    f->nfit_rows = tab->nrows - r.lo;
+    free(r.err);
+    return rc;
+}
+
 int cp_calibrate(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, int alg, cp_fit *f,
                  cp_err *e)
 {
@@ -289,6 +586,18 @@ int cp_calibrate_progress(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, i
         }
     }
     free(lat);
+    if (rc == CP_OK)
+        rc = refine(t, tab, op, f, e);
+    if (rc == CP_OK && !(t->calib.kind[f->bw_kind].bw_eff >= CP_MIN_BW_EFF))
+        rc = cp_fail(e, CP_EINPUT, "the table runs at %.3g of the %s links' nominal bandwidth "
+                                   "(under %g): is it from this machine?",
+                     t->calib.kind[f->bw_kind].bw_eff, cp_link_kind_name(f->bw_kind),
+                     CP_MIN_BW_EFF);
+    if (rc == CP_OK && !(t->calib.kind[f->lat_kind].step_us <= CP_MAX_STEP_US &&
+                         t->calib.kind[f->lat_kind].simple_us <= CP_MAX_STEP_US))
+        rc = cp_fail(e, CP_EINPUT, "the table needs over %g us per step over %s links: is it "
+                                   "from this machine?", CP_MAX_STEP_US,
+                     cp_link_kind_name(f->lat_kind));
     if (rc)
         return rc;
     f->bw_eff_after = t->calib.kind[f->bw_kind].bw_eff;
@@ -306,8 +615,30 @@ int cp_calibrate_progress(cp_topo *t, const cp_nccl_table *tab, cp_coll_op op, i
         cp_fit_free(f);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
-    for (i = 0; i < tab->nrows; i++)
-        f->pred_us[i] = cp_coll_time_proto_us(&c, op, f->alg, tab->rows[i].bytes, &f->proto[i]);
+    {
+        double *err = malloc((size_t)tab->nrows * sizeof *err);
+        int n = 0, j, lo = tab->nrows - f->nfit_rows;
+        if (!err) {
+            cp_coll_free(&c);
+            cp_fit_free(f);
+            return cp_fail(e, CP_EINTERNAL, "out of memory");
+        }
+        for (i = 0; i < tab->nrows; i++) {
+            f->pred_us[i] = cp_coll_time_proto_us(&c, op, f->alg, tab->rows[i].bytes,
+                                                  &f->proto[i]);
+            if (i >= lo)
+                err[n++] = fabs(f->pred_us[i] / tab->rows[i].time_us - 1);
+        }
+        for (i = 1; i < n; i++) /* insertion sort: at most CP_NCCL_MAX_ROWS */
+            for (j = i; j > 0 && err[j] < err[j - 1]; j--) {
+                double x = err[j];
+                err[j] = err[j - 1];
+                err[j - 1] = x;
+            }
+        f->max_err = n > 0 ? err[n - 1] : 0;
+        f->median_err = n == 0 ? 0 : n % 2 ? err[n / 2] : (err[n / 2 - 1] + err[n / 2]) / 2;
+        free(err);
+    }
     cp_coll_free(&c);
     cp_progress_report(progress, CALIB_ROUNDS + 1, CALIB_ROUNDS + 1);
     return CP_OK;

@@ -9,9 +9,14 @@
  *     one line through the largest sizes (the top six octaves of the table);
  *   step_us of that kind from the smallest sizes (times within 20% of the
  *     table's minimum), where NCCL runs LL.
- * All fits minimise squared relative error; the launch cost is held fixed
- * (a CUDA kernel launch, multiplied by the GPUs one thread drives, which the
- * table's header gives).  Three rounds let the binding set settle.
+ * These line fits minimise squared relative error; three rounds let the
+ * binding set settle.  They start the refinement: the whole model (NCCL's
+ * channels per size, its protocol choice, LL's stall and cap, the issue
+ * bound) against every row from 1 KB, minimising the largest relative error
+ * plus the root-mean-square one over the same parameters, with, when one
+ * thread drives several GPUs (the table's header), the launch cost (which
+ * bounds how fast the calls come), and across hosts the network's LL
+ * efficiency ll_eff.
  */
 #ifndef CP_CALIBRATE_H
 #define CP_CALIBRATE_H
@@ -33,9 +38,20 @@ typedef struct cp_fit {
     int simple_below_other;      /* another kind's simple_us is larger and sets the pace */
     int simple_fitted;           /* 0: one size in the top octaves, simple_us kept */
     int nbw_rows, nlat_rows;     /* rows used for each fit */
+    /* the refinement over every row from CP_FIT_MIN_BYTES (docs/calibration.md) */
+    int fit_launch;              /* launch_us fitted (several GPUs per thread: the issue bound) */
+    double launch_before, launch_after;
+    int fit_ll;                  /* the network's ll_eff fitted (several hosts) */
+    double ll_before, ll_after;
+    int nfit_rows;               /* rows the refinement weighs */
+    double max_err, median_err;  /* |relative error| over them, after */
     double *pred_us;             /* [nrows] predictions after the fit, owned */
     cp_proto *proto;             /* [nrows] protocol of each prediction, owned */
 } cp_fit;
+
+/* Rows the refinement weighs: from 1 KB up (the acceptance of issue 25:
+ * below it every table is flat, the launch and the first step). */
+#define CP_FIT_MIN_BYTES 1024.0
 
 /* Fit t->calib (modified in place) to `tab` for `op` with `alg` (ring when
  * negative).  CP_EINPUT when the table cannot constrain the model. */

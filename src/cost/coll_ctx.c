@@ -258,6 +258,7 @@ void coll_set_phase(cp_phase *ph, const char *label, double lat, double simple,
     ph->simple_us = steps * simple;
     ph->factor = factor;
     ph->bw_gbs = bw;
+    ph->ll_bw_gbs = bw * CP_LL_EFF; /* nccl_size.c refines it where NCCL runs the phase */
     ph->steps = steps;
     if (!pk)
         return;

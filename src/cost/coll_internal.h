@@ -118,6 +118,7 @@ int coll_hier_build(coll_build *b);        /* hier.c */
 int coll_collnet_build(coll_build *b);     /* nvls.c */
 int coll_ps_build(coll_build *b);          /* ps.c */
 int coll_host_memory_build(coll_build *b); /* ps.c: cp_coll.d2h_gbs ... */
-int coll_ll128_build(coll_build *b);       /* ll128.c: last, on the phases of ring and tree */
+int coll_ll128_build(coll_build *b);       /* ll128.c: on the phases of ring and tree */
+int coll_nccl_size_build(coll_build *b);   /* nccl_size.c: last, NCCL's sizing of each call */
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "cost/coll_internal.h"
 #include "cost/collective.h"
+#include "cost/nccl_rules.h"
 
 static const char *const op_names[CP_OPS] = {"allreduce", "reducescatter", "allgather",
                                              "broadcast"};
@@ -64,6 +65,7 @@ static const struct coll_family {
     {"ps", coll_ps_build},           /* ps.c */
     {"host copies", coll_host_memory_build}, /* ps.c: cp_coll.d2h_gbs ... */
     {"ll128", coll_ll128_build},     /* ll128.c: where NCCL enables LL128, its costs */
+    {"nccl sizing", coll_nccl_size_build}, /* nccl_size.c: channels per size, LL's rate */
 };
 
 /* One GPU in all: nothing to move. */
@@ -92,7 +94,8 @@ static int coll_build_model(const cp_topo *t, int nhosts, int gpus_per_thread, c
     c->topo = t;
     c->nranks = t->ngpus;
     c->nhosts = t->nhosts;
-    c->launch_us = t->calib.launch_us * (gpus_per_thread > 0 ? gpus_per_thread : 1);
+    c->launch_us = t->calib.launch_us;
+    c->issue_us = t->calib.launch_us * (gpus_per_thread > 0 ? gpus_per_thread : 1);
     b.c = c;
     b.e = e;
     b.H_given = nhosts;
@@ -165,13 +168,62 @@ const char *cp_proto_name(cp_proto p)
     return p == CP_PROTO_LL ? "LL" : p == CP_PROTO_LL128 ? "LL128" : "Simple";
 }
 
-/* Time in us to move `factor` bytes per byte of a `bytes` buffer at bw
- * GB/s under protocol p (LL carries half its bytes as flags, LL128 8 of
- * every 128); a phase that moves nothing (one GPU a host) costs nothing. */
-static double move_us(double factor, double bw, cp_proto p, double bytes)
+/* A phase's bandwidth under protocol p with every channel: LL's own
+ * (ll_bw_gbs: half the payload, NCCL's cap), LL128 8 bytes of every 128,
+ * Simple the packed rate. */
+static double proto_bw(const cp_phase *ph, cp_proto p)
 {
-    double eff = p == CP_PROTO_LL ? CP_LL_EFF : p == CP_PROTO_LL128 ? CP_LL128_EFF : 1;
-    return factor > 0 ? factor * bytes / (eff * bw * 1e3) : 0; /* GB/s -> bytes/us */
+    return p == CP_PROTO_LL ? ph->ll_bw_gbs : p == CP_PROTO_LL128 ? CP_LL128_EFF * ph->bw_gbs
+                                                                   : ph->bw_gbs;
+}
+
+/* Channels NCCL runs a phase on for a call of `bytes` under p, as a share
+ * of all of them (nccl_rules.h: it drops channels that would get too few
+ * bytes, and each channel carries its share of the packed rate); 1 where
+ * NCCL sizes nothing. */
+static double chan_share(const cp_phase *ph, cp_proto p, double bytes)
+{
+    if (ph->nc_max <= 0)
+        return 1;
+    return (double)cp_nccl_nc(bytes, ph->chan_bytes[p], ph->nc_max) / ph->nc_max;
+}
+
+/* Time in us to move a phase's `factor` bytes per byte of a `bytes` buffer
+ * under protocol p: on every channel (`actual` 0: NCCL's estimate) or on
+ * those NCCL runs at this size; a phase that moves nothing (one GPU a
+ * host) costs nothing. */
+static double move_us(const cp_phase *ph, cp_proto p, double bytes, int actual)
+{
+    double bw = proto_bw(ph, p), share;
+    if (!(ph->factor > 0))
+        return 0;
+    if (actual && ph->nc_max > 0) {
+        share = chan_share(ph, p, bytes);
+        if (p != CP_PROTO_LL || !(ph->ll_raw_gbs > 0)) {
+            bw *= share;
+        } else { /* LL: the links' share, NCCL's total cap, each channel's own limit */
+            bw = ph->ll_raw_gbs * share;
+            if (ph->ll_cap_gbs > 0 && bw > ph->ll_cap_gbs)
+                bw = ph->ll_cap_gbs;
+            if (ph->ll_ch_gbs > 0 && bw > share * ph->nc_max * ph->ll_ch_gbs)
+                bw = share * ph->nc_max * ph->ll_ch_gbs;
+        }
+    }
+    return ph->factor * bytes / (bw * 1e3); /* GB/s -> bytes/us */
+}
+
+/* LL has no per-step handshake: a sender only waits for credit once it has
+ * filled its channel's NCCL_STEPS slots of LL buffer (CP_NCCL_LL_STEP_DATA
+ * of data each).  A call whose channel share exceeds them pays that wait,
+ * the credit coming back around the ring and the data going forward again:
+ * twice the phase's latency (docs/collectives.md, "Channels per size"). */
+static double stall_us(const cp_phase *ph, cp_proto p, double bytes)
+{
+    int nc;
+    if (p != CP_PROTO_LL || ph->nc_max <= 0)
+        return 0;
+    nc = cp_nccl_nc(bytes, ph->chan_bytes[p], ph->nc_max);
+    return bytes / nc > CP_NCCL_STEPS * CP_NCCL_LL_STEP_DATA ? 2 * ph->lat_us : 0;
 }
 
 /* A phase's latency under protocol p: Simple and LL128 add their costs. */
@@ -181,68 +233,103 @@ static double fixed_us(const cp_phase *ph, cp_proto p)
                          : p == CP_PROTO_LL128 ? ph->ll128_us : 0);
 }
 
-/* The fastest of a call's Simple, LL and LL128 times (negative: that
- * protocol cannot run); ties go to Simple, then LL: uncalibrated, LL never
- * wins.  Its protocol to *proto. */
-static double fastest(double simple, double ll, double ll128, cp_proto *proto)
+/* A call's time as measured back to back: never under what one thread
+ * takes to issue it (nccl-tests -g: a launch per GPU). */
+static double issued(const cp_coll *c, double us)
 {
-    cp_proto p = CP_PROTO_SIMPLE;
-    double t = simple;
-    if (ll >= 0 && ll < t) {
-        t = ll;
-        p = CP_PROTO_LL;
-    }
-    if (ll128 >= 0 && ll128 < t) {
-        t = ll128;
-        p = CP_PROTO_LL128;
-    }
-    if (proto)
-        *proto = p;
-    return t;
+    return us < c->issue_us ? c->issue_us : us;
 }
 
-double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, cp_proto p,
-                             double bytes)
+/* 1 when algorithm cost a may run protocol p. */
+static int can_run(const cp_coll *c, const cp_alg_cost *a, cp_proto p)
+{
+    return a->available && !(p == CP_PROTO_LL && !a->ll) &&
+           !(p == CP_PROTO_LL128 && (!a->ll128 || c->no_ll128));
+}
+
+/* Time of op/alg under p: NCCL's estimate (`actual` 0) or the model's
+ * prediction (1: the channels of this size, LL's stall, the issue bound). */
+static double proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, cp_proto p,
+                       double bytes, int actual)
 {
     const cp_alg_cost *a = &c->cost[op][alg];
     double t = c->launch_us, net = 0;
     int k;
-    if (!a->available || (p == CP_PROTO_LL && !a->ll) ||
-        (p == CP_PROTO_LL128 && (!a->ll128 || c->no_ll128)))
+    if (!can_run(c, a, p))
         return -1;
     for (k = 0; k < a->nphases; k++) {
         const cp_phase *ph = &a->phase[k];
-        double x = move_us(ph->factor, ph->bw_gbs, p, bytes);
-        t += fixed_us(ph, p);
+        double x = move_us(ph, p, bytes, actual);
+        t += fixed_us(ph, p) + (actual ? stall_us(ph, p, bytes) : 0);
         if (!a->pipelined)
             t += x;
         else if (k == 1)
             net = x;
     }
-    if (a->pipelined) { /* the hosts' phases together, overlapped by the network's */
-        double host = move_us(a->pipe_factor, a->pipe_bw, p, bytes);
+    if (a->pipelined && a->pipe_factor > 0) { /* the hosts' phases, overlapped by the network's */
+        double host = a->pipe_factor * bytes / (a->pipe_bw * 1e3);
         t += host > net ? host : net;
+    } else if (a->pipelined) {
+        t += net;
     }
-    return t;
+    return actual ? issued(c, t) : t;
+}
+
+double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, cp_proto p,
+                             double bytes)
+{
+    return proto_us(c, op, alg, p, bytes, 1);
+}
+
+double cp_coll_proto_est_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, cp_proto p,
+                            double bytes)
+{
+    return proto_us(c, op, alg, p, bytes, 0);
+}
+
+/* The protocol NCCL's tuner picks among Simple, LL and LL128 from their
+ * estimates (negative: that protocol cannot run); ties go to Simple, then
+ * LL: uncalibrated, LL never wins.  Its estimate to *est. */
+static cp_proto pick(double simple, double ll, double ll128, double *est)
+{
+    cp_proto p = CP_PROTO_SIMPLE;
+    double t = simple;
+    if (ll >= 0 && (t < 0 || ll < t)) {
+        t = ll;
+        p = CP_PROTO_LL;
+    }
+    if (ll128 >= 0 && (t < 0 || ll128 < t)) {
+        t = ll128;
+        p = CP_PROTO_LL128;
+    }
+    if (est)
+        *est = t;
+    return p;
 }
 
 /* A phase run alone as one call on `bytes` under protocol p (LL only when
  * `ll`, LL128 when `ll128`); negative when it cannot run p. */
 static double phase_alone_us(const cp_coll *c, const cp_phase *ph, int ll, int ll128,
-                             cp_proto p, double bytes)
+                             cp_proto p, double bytes, int actual)
 {
+    double t;
     if ((p == CP_PROTO_LL && !ll) || (p == CP_PROTO_LL128 && (!ll128 || c->no_ll128)))
         return -1;
-    return c->launch_us + fixed_us(ph, p) + move_us(ph->factor, ph->bw_gbs, p, bytes);
+    t = c->launch_us + fixed_us(ph, p) + move_us(ph, p, bytes, actual);
+    return actual ? issued(c, t + stall_us(ph, p, bytes)) : t;
 }
 
-/* The faster protocol for a phase alone; negative when it cannot run. */
+/* The protocol NCCL picks for a phase alone, and its predicted time;
+ * negative when it cannot run; *est its estimate. */
 static double phase_best_us(const cp_coll *c, const cp_phase *ph, int ll, int ll128,
-                            double bytes, cp_proto *proto)
+                            double bytes, cp_proto *proto, double *est)
 {
-    return fastest(phase_alone_us(c, ph, ll, ll128, CP_PROTO_SIMPLE, bytes),
-                   phase_alone_us(c, ph, ll, ll128, CP_PROTO_LL, bytes),
-                   phase_alone_us(c, ph, ll, ll128, CP_PROTO_LL128, bytes), proto);
+    cp_proto p = pick(phase_alone_us(c, ph, ll, ll128, CP_PROTO_SIMPLE, bytes, 0),
+                      phase_alone_us(c, ph, ll, ll128, CP_PROTO_LL, bytes, 0),
+                      phase_alone_us(c, ph, ll, ll128, CP_PROTO_LL128, bytes, 0), est);
+    if (proto)
+        *proto = p;
+    return phase_alone_us(c, ph, ll, ll128, p, bytes, 1);
 }
 
 double cp_coll_phase_us(const cp_coll *c, cp_coll_alg alg, int k, double bytes,
@@ -251,7 +338,7 @@ double cp_coll_phase_us(const cp_coll *c, cp_coll_alg alg, int k, double bytes,
     const cp_alg_cost *a = &c->cost[CP_OP_ALLREDUCE][alg];
     if (!a->available || k < 0 || k >= a->nphases)
         return -1;
-    return phase_best_us(c, &a->phase[k], a->ll, a->ll128, bytes, proto);
+    return phase_best_us(c, &a->phase[k], a->ll, a->ll128, bytes, proto, NULL);
 }
 
 double cp_coll_peers_us(const cp_coll *c, double bytes, int tree_ok, cp_proto *proto,
@@ -259,14 +346,14 @@ double cp_coll_peers_us(const cp_coll *c, double bytes, int tree_ok, cp_proto *p
 {
     const cp_alg_cost *h = &c->cost[CP_OP_ALLREDUCE][CP_ALG_HIER];
     cp_proto pr = CP_PROTO_SIMPLE, pt;
-    double r, t;
+    double r, t, er = 0, et = 0;
     if (tree)
         *tree = 0;
     if (!h->available || h->nphases < 2)
         return -1;
-    r = phase_best_us(c, &h->phase[1], h->ll, h->ll128, bytes, &pr);
+    r = phase_best_us(c, &h->phase[1], h->ll, h->ll128, bytes, &pr, &er);
     if (tree_ok && c->peers_tree.bw_gbs > 0 &&
-        (t = phase_best_us(c, &c->peers_tree, 1, h->ll128, bytes, &pt)) < r) {
+        (t = phase_best_us(c, &c->peers_tree, 1, h->ll128, bytes, &pt, &et)) >= 0 && et < er) {
         r = t;
         pr = pt;
         if (tree)
@@ -277,35 +364,25 @@ double cp_coll_peers_us(const cp_coll *c, double bytes, int tree_ok, cp_proto *p
     return r;
 }
 
-/* The three protocols of a call whose phases run one after another, in one
- * pass: each is launch + the latencies + the Simple-rate transfer time over
- * its payload share (the per-call cost predict pays for every bucket: three
- * separate passes cost a quarter of its speed, docs/performance.md). */
-static double sequential_fastest(const cp_coll *c, const cp_alg_cost *a, double bytes,
-                                 cp_proto *proto)
+/* The protocol NCCL picks for op/alg at `bytes`, its estimate to *est. */
+static cp_proto alg_pick(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes,
+                         double *est)
 {
-    double lat = c->launch_us, simple = 0, ll128 = 0, x = 0;
-    int k;
-    for (k = 0; k < a->nphases; k++) {
-        const cp_phase *ph = &a->phase[k];
-        lat += ph->lat_us;
-        simple += ph->simple_us;
-        ll128 += ph->ll128_us;
-        x += move_us(ph->factor, ph->bw_gbs, CP_PROTO_SIMPLE, bytes);
-    }
-    return fastest(lat + simple + x, a->ll ? lat + x / CP_LL_EFF : -1,
-                   a->ll128 && !c->no_ll128 ? lat + ll128 + x / CP_LL128_EFF : -1, proto);
+    return pick(proto_us(c, op, alg, CP_PROTO_SIMPLE, bytes, 0),
+                proto_us(c, op, alg, CP_PROTO_LL, bytes, 0),
+                proto_us(c, op, alg, CP_PROTO_LL128, bytes, 0), est);
 }
 
 double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes,
                              cp_proto *proto)
 {
-    const cp_alg_cost *a = &c->cost[op][alg];
-    if (a->available && !a->pipelined)
-        return sequential_fastest(c, a, bytes, proto);
-    return fastest(cp_coll_proto_time_us(c, op, alg, CP_PROTO_SIMPLE, bytes),
-                   cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL, bytes),
-                   cp_coll_proto_time_us(c, op, alg, CP_PROTO_LL128, bytes), proto);
+    cp_proto p;
+    if (!c->cost[op][alg].available)
+        return -1;
+    p = alg_pick(c, op, alg, bytes, NULL);
+    if (proto)
+        *proto = p;
+    return proto_us(c, op, alg, p, bytes, 1);
 }
 
 double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes)
@@ -318,24 +395,59 @@ cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *
     return cp_coll_best_proto(c, op, bytes, -1, us);
 }
 
+/* NCCL's own choice between the ring and the tree for an AllReduce across
+ * hosts (cp_nccl_tuner_us over the protocols each may run here): the one
+ * it would not run, or -1 when there is no such choice to make. */
+static int nccl_loser(const cp_coll *c, cp_coll_op op, double bytes, int proto)
+{
+    double best[2] = {-1, -1};
+    int alg, p;
+    if (op != CP_OP_ALLREDUCE || c->nhosts < 2 || !c->cost[op][CP_ALG_RING].available ||
+        !c->cost[op][CP_ALG_TREE].available || c->nccl.gpus < 1)
+        return -1;
+    for (alg = 0; alg < 2; alg++) {
+        const cp_alg_cost *a = &c->cost[op][alg == 0 ? CP_ALG_TREE : CP_ALG_RING];
+        for (p = 0; p < 3; p++) {
+            double x;
+            if ((proto >= 0 && p != proto) || !can_run(c, a, (cp_proto)p))
+                continue;
+            x = cp_nccl_tuner_us(&c->nccl, alg, p, bytes);
+            if (best[alg] < 0 || x < best[alg])
+                best[alg] = x;
+        }
+    }
+    if (best[0] < 0 || best[1] < 0)
+        return -1;
+    return best[0] < best[1] ? CP_ALG_RING : CP_ALG_TREE;
+}
+
 cp_coll_alg cp_coll_best_proto(const cp_coll *c, cp_coll_op op, double bytes, int proto,
                                double *us)
 {
-    int alg;
+    int alg, loser = nccl_loser(c, op, bytes, proto);
     cp_coll_alg best = CP_ALG_RING;
-    double bt = -1;
+    double be = -1;
+    cp_proto bp = CP_PROTO_SIMPLE;
     for (alg = 0; alg < CP_ALGS; alg++) {
-        double x;
-        if (alg == CP_ALG_HIER || alg == CP_ALG_PS || (alg == CP_ALG_TREE && c->nhosts == 1))
-            continue; /* not NCCL's (hier, ps); no NCCL tree inside a node */
-        x = proto < 0 ? cp_coll_time_us(c, op, (cp_coll_alg)alg, bytes)
-                      : cp_coll_proto_time_us(c, op, (cp_coll_alg)alg, (cp_proto)proto, bytes);
-        if (x >= 0 && (bt < 0 || x < bt)) {
-            bt = x;
+        double x = -1;
+        cp_proto p = proto < 0 ? CP_PROTO_SIMPLE : (cp_proto)proto;
+        if (alg == CP_ALG_HIER || alg == CP_ALG_PS || (alg == CP_ALG_TREE && c->nhosts == 1) ||
+            alg == loser)
+            continue; /* not NCCL's (hier, ps); no NCCL tree inside a node; NCCL's tuner
+                       * prefers the other of ring and tree */
+        if (!c->cost[op][alg].available)
+            continue;
+        if (proto < 0)
+            p = alg_pick(c, op, (cp_coll_alg)alg, bytes, &x);
+        else
+            x = proto_us(c, op, (cp_coll_alg)alg, p, bytes, 0);
+        if (x >= 0 && (be < 0 || x < be)) {
+            be = x;
             best = (cp_coll_alg)alg;
+            bp = p;
         }
     }
     if (us)
-        *us = bt;
+        *us = be < 0 ? -1 : proto_us(c, op, best, bp, bytes, 1);
     return best;
 }

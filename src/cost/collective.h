@@ -34,6 +34,7 @@
 #define CP_COLLECTIVE_H
 
 #include "cost/mpi.h"
+#include "cost/nccl_rules.h"
 #include "topo/topo.h"
 
 typedef enum cp_coll_op {
@@ -68,6 +69,20 @@ typedef struct cp_phase {
     double ll128_us;     /* what LL128 adds to lat_us: its base and per-step cost (ll128.c) */
     int steps;           /* algorithm steps (for the latency story) */
     int nchannels;       /* channels the packing used */
+    /* NCCL's sizing of a call (nccl_rules.h; docs/collectives.md, "Channels
+     * per size"), set by nccl_size.c on the phases NCCL runs as rings and
+     * trees: */
+    double ll_bw_gbs;    /* LL's payload bandwidth with every channel (bw_gbs x CP_LL_EFF,
+                          * the network's ll_eff where it binds, capped at NCCL's llMaxBw) */
+    int nc_max;          /* NCCL's channels for it (comm->nChannels); 0: no per-size
+                          * reduction (NVLS, CollNet, the parameter server) */
+    double chan_bytes[3]; /* per protocol (cp_proto order): bytes a channel needs, below
+                           * which NCCL drops channels */
+    double ll_cap_gbs;   /* NCCL's llMaxBw on it (rings), 0: none */
+    double ll_raw_gbs;   /* LL's rate before that cap (half the packed rate, or ll_eff's) */
+    double ll_ch_gbs;    /* LL's rate per channel: NCCL's one-host llMaxBw over its one-host
+                          * channels, the CTA's own limit; 0: none */
+    int ll_net;          /* 1: it crosses the network, whose ll_eff sets LL's rate */
     int nbind;
     int bind_arc[CP_COLL_MAX_BIND];
     double bind_dual[CP_COLL_MAX_BIND];
@@ -95,7 +110,14 @@ typedef struct cp_coll {
     int nranks;           /* GPUs taking part (all GPUs of the topology) */
     int nhosts;           /* hosts */
     int per_host;         /* GPUs per host */
-    double launch_us;     /* cost of one call: calibration launch_us x GPUs per thread */
+    double launch_us;     /* cost of one call: calibration launch_us */
+    double issue_us;      /* back-to-back calls cannot come faster than one thread issues
+                           * them: launch_us x GPUs per thread (nccl-tests -g) */
+    int nccl_cc;          /* least compute capability x 10 of the GPUs (0 unknown) */
+    int nccl_channels;    /* NCCL's channels across the machine (nccl_rules.h) */
+    int nccl_channels_host; /* ... and inside one host */
+    cp_nccl_topo nccl;    /* what NCCL's search sees of the machine, for its tuner's choice
+                           * between ring and tree across hosts (cp_coll_best) */
     cp_alg_cost cost[CP_OPS][CP_ALGS];
     int ring_candidates;  /* rings offered to the packing LP (for explain/bench) */
     int no_ll128;         /* set by the caller: never pick LL128 (NCCL_PROTO=^LL128, or a
@@ -145,15 +167,26 @@ void cp_coll_free(cp_coll *c);
 
 const char *cp_proto_name(cp_proto p);              /* "LL", "Simple", "LL128" */
 
+/* A phase's LL bandwidth from its bw_gbs, its cap and the network's
+ * calibration `net` (nccl_size.c; calibrate re-derives it after scaling
+ * bw_gbs). */
+void cp_coll_phase_ll(cp_phase *ph, const cp_calib_kind *net);
+
 /* Predicted time in us of `op` on `bytes` with `alg` and protocol `p`; a
  * negative value when the algorithm is not available for this operation or
  * cannot run that protocol. */
 double cp_coll_proto_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, cp_proto p,
                              double bytes);
 
-/* Predicted time in us of `op` on `bytes` with `alg` under the faster of its
- * protocols (whose id goes to *proto when not NULL); a negative value when
- * the algorithm is not available for this operation. */
+/* NCCL's own estimate of that time (its tuner's view: every channel, no
+ * buffer stall, no issue bound), by which it chooses; negative as above. */
+double cp_coll_proto_est_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, cp_proto p,
+                            double bytes);
+
+/* Predicted time in us of `op` on `bytes` with `alg` under the protocol
+ * NCCL's tuner picks (the least estimate, cp_coll_proto_est_us), its id to
+ * *proto when not NULL; a negative value when the algorithm is not
+ * available for this operation. */
 double cp_coll_time_proto_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double bytes,
                              cp_proto *proto);
 
@@ -184,7 +217,10 @@ double cp_coll_time_us(const cp_coll *c, cp_coll_op op, cp_coll_alg alg, double 
 
 /* The fastest available algorithm for `op` at `bytes` among those NCCL's
  * tuner chooses from (ring, tree across hosts, NVLS, CollNet where the
- * network reduces): what NCCL would pick.
+ * network reduces): what NCCL would pick.  Between the ring and the tree
+ * across hosts NCCL's own estimates decide (cp_nccl_tuner_us: its
+ * per-channel caps, not the trees' traffic, docs/collectives.md "Two
+ * hosts"); the others by the model's estimates.
  * hier (Horovod-style hierarchical) is not NCCL's and must be asked for.
  * Its time goes to *us. */
 cp_coll_alg cp_coll_best(const cp_coll *c, cp_coll_op op, double bytes, double *us);

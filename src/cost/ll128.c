@@ -32,6 +32,7 @@
 #include "core/units.h"
 #include "cost/coll_internal.h"
 #include "cost/collective.h"
+#include "cost/nccl_rules.h"
 
 /* Base latency LL128 adds to LL's (us, TUNING-FACTS A1). */
 #define RING_BASE_US (14.0 - 6.6)
@@ -43,23 +44,6 @@
 #define RING_NET_SHARE ((4.0 - 2.7) / (14.0 - 2.7))
 #define TREE_NET_SHARE ((8.5 - 5.0) / (14.0 - 5.0))
 
-/* Compute capability x 10 from a GPU's part name; 0 when unknown.  The
- * names are those NVIDIA's parts carry in nvidia-smi and the shipped
- * topologies. */
-static int gpu_cc(const char *model)
-{
-    /* longer names first: "A100" contains "A10", "GH200" "H200" */
-    static const struct { const char *part; int cc; } parts[] = {
-        {"GB200", 100}, {"B200", 100}, {"GH200", 90}, {"H200", 90}, {"H100", 90},
-        {"A100", 80},   {"A30", 80},   {"A10", 86},   {"T4", 75},   {"V100", 70}, {"P100", 60},
-    };
-    size_t k;
-    for (k = 0; model && k < sizeof parts / sizeof *parts; k++)
-        if (strstr(model, parts[k].part))
-            return parts[k].cc;
-    return 0;
-}
-
 /* NCCL's compute-capability rule: Volta or later, and one capability or
  * all Hopper or later.  *min_cc gets the least. */
 static int cc_ok(const coll_build *b, int *min_cc)
@@ -67,7 +51,7 @@ static int cc_ok(const coll_build *b, int *min_cc)
     const cp_topo *t = b->win;
     int i, lo = 1000, hi = 0;
     for (i = 0; i < t->ngpus; i++) {
-        int cc = gpu_cc(t->nodes[t->gpus[i]].model);
+        int cc = cp_nccl_gpu_cc(t->nodes[t->gpus[i]].model);
         lo = cc < lo ? cc : lo;
         hi = cc > hi ? cc : hi;
     }

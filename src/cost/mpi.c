@@ -279,7 +279,8 @@ double cp_mpi_allreduce_us(const cp_mpi *m, double bytes)
         return -1;
     if (m->nranks <= 1)
         return 0;
-    return 2 * m->copy_us + bytes / (m->d2h_gbs * 1e3) + host + bytes / (m->h2d_gbs * 1e3);
+    return m->sync_us + 2 * m->copy_us + bytes / (m->d2h_gbs * 1e3) + host +
+           bytes / (m->h2d_gbs * 1e3);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -376,7 +377,12 @@ int cp_mpi_build(const cp_topo *t, const cp_mpi_in *c, cp_mpi *m, cp_err *e)
     }
     m->d2h_gbs = c->d2h_gbs;
     m->h2d_gbs = c->h2d_gbs;
-    m->copy_us = t->calib.launch_us + c->host_lat_us;
+    /* a synchronous cudaMemcpy: its launch, the DMA's request down and its
+     * completion back over the route, and the wait for that completion (a
+     * launch's worth of driver round trip); before the first, the host waits
+     * for the stream that produced the gradient (docs/model.md eq. P12) */
+    m->copy_us = 2 * t->calib.launch_us + 2 * c->host_lat_us;
+    m->sync_us = t->calib.launch_us;
     m->available = 1;
     return CP_OK;
 }

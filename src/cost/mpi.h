@@ -51,7 +51,9 @@ typedef struct cp_mpi {
     double link_gbs;                    /* socket link per direction (calibrated); 0 none */
     double link_lat_us;
     double d2h_gbs, h2d_gbs;            /* per GPU, all copying at once (cp_coll) */
-    double copy_us;                     /* one cudaMemcpy: launch + PCIe route latency */
+    double copy_us;                     /* one synchronous cudaMemcpy: launch + completion
+                                         * wait + the PCIe route's round trip */
+    double sync_us;                     /* the host's wait for the gradient's stream */
     double net_gbs, net_lat_us;         /* a host leader's NIC, several hosts */
 } cp_mpi;
 

@@ -52,7 +52,7 @@ static const int link_kind_ids[] = {CP_NVLINK, CP_PCIE, CP_CXL, CP_SOCKET, CP_SO
 static const char *const calib_keys[] = {"launch_us", "nvlink", "pcie", "cxl", "socket", "net",
                                          "nvls_eff", "net_fabric",
                                          "pool", NULL};
-static const char *const calib_kind_keys[] = {"bw_eff", "step_us", "simple_us", NULL};
+static const char *const calib_kind_keys[] = {"bw_eff", "step_us", "simple_us", "ll_eff", NULL};
 
 /* A number that must be positive (or >= 0 with CP_NONNEG), at least `min` and
  * at most `max`.  *out is left untouched when the member is absent. */
@@ -272,7 +272,10 @@ static int read_calibration(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_c
             (rc = get_bounded(d, e, sub, where, "simple_us", CP_NONNEG, 0, CP_MAX_STEP_US,
                               "a non-negative number (us per algorithm step of NCCL's "
                               "Simple protocol)",
-                              &c->kind[k].simple_us)))
+                              &c->kind[k].simple_us)) ||
+            (rc = get_bounded(d, e, sub, where, "ll_eff", 0, CP_MIN_BW_EFF, 1,
+                              "a fraction in (0, 1] (LL's achieved / nominal bandwidth)",
+                              &c->kind[k].ll_eff)))
             return rc;
         if (c->kind[k].bw_eff > 1)
             return cp_jdoc_fail(d, e, sub, "bw_eff", where,

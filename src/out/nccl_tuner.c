@@ -37,7 +37,7 @@ const char *cp_tuner_alg_name(const cp_coll *c, cp_coll_alg alg)
 
 const char *cp_tuner_proto_name(cp_proto p)
 {
-    return p == CP_PROTO_LL ? "ll" : "simple";
+    return p == CP_PROTO_LL ? "ll" : p == CP_PROTO_LL128 ? "ll128" : "simple";
 }
 
 /* The choice at `bytes` as one number (alg x protocols + protocol), or -1

@@ -84,6 +84,8 @@ typedef struct cp_calib_kind {
     double step_us;     /* extra latency per algorithm step over this link kind, us */
     double simple_us;   /* Simple protocol's further latency per step, us; 0 when
                          * uncalibrated (then LL never wins: it has half the bandwidth) */
+    double ll_eff;      /* LL's achieved / nominal bandwidth over such links, (0, 1]; 0:
+                         * bw_eff x CP_LL_EFF, half of Simple's (the protocol's payload) */
 } cp_calib_kind;
 
 /* How GPUs move data through a CXL pool (docs/pool.md): one copy engine
