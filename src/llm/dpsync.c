@@ -16,19 +16,20 @@ static double bucket_params(const cp_layout *l)
 }
 
 /* The DP group: data x context under Megatron (gradients are averaged over
- * both); the same group otherwise. */
-static cp_group_kind dp_group(const cp_layout *l)
+ * both); the same group otherwise; the experts' gradients on the expert
+ * data-parallel group. */
+static cp_group_kind dp_group(const cp_layout *l, int expert)
 {
-    return l->cp > 1 ? CP_G_DPCP : CP_G_DP;
+    return expert ? CP_G_EDP : l->cp > 1 ? CP_G_DPCP : CP_G_DP;
 }
 
-static double coll_ms(const cp_groups *G, const cp_layout *l, cp_comm_kind op, double bytes,
-                      cp_coll_alg alg, const char **name)
+static double coll_ms(const cp_groups *G, const cp_layout *l, int expert, cp_comm_kind op,
+                      double bytes, cp_coll_alg alg, const char **name)
 {
     cp_coll_alg used;
-    double us = cp_groups_us(G, dp_group(l), op, bytes, alg, &used);
+    double us = cp_groups_us(G, dp_group(l, expert), op, bytes, alg, &used);
     if (us < 0) /* the algorithm cannot run this operation: NCCL's choice */
-        us = cp_groups_us(G, dp_group(l), op, bytes, CP_ALGS, &used);
+        us = cp_groups_us(G, dp_group(l, expert), op, bytes, CP_ALGS, &used);
     if (name)
         *name = used < CP_ALGS ? cp_coll_alg_name(used) : "-";
     return us / 1000;
@@ -41,10 +42,10 @@ double cp_dp_per_micro_ms(const cp_layout *l, const cp_groups *G, cp_coll_alg al
     int zero3 = l->zero >= 3, zero2 = l->fw != CP_LLM_MEGATRON && l->zero >= 2;
     if (!zero2 && !zero3)
         return 0;
-    t += coll_ms(G, l, CP_CM_RS, chunk_params * gb, alg, NULL);
+    t += coll_ms(G, l, 0, CP_CM_RS, chunk_params * gb, alg, NULL);
     if (zero3) /* gathered for forward and again for backward (resharded after forward) */
         t += (l->fw == CP_LLM_FSDP && l->pp > 1 ? 1 : 2) *
-             coll_ms(G, l, CP_CM_AG, chunk_params * 2, alg, NULL);
+             coll_ms(G, l, 0, CP_CM_AG, chunk_params * 2, alg, NULL);
     return t;
 }
 
@@ -74,7 +75,7 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
         return;
     if (!once) { /* ZeRO-2/3 and FSDP synchronised every micro-batch (cp_dp_per_micro_ms) */
         out->comm_ms = l->micro * l->vp * cp_dp_per_micro_ms(l, in->G, in->alg, per_chunk);
-        coll_ms(in->G, l, CP_CM_RS, per_chunk * gb, in->alg, &out->alg);
+        coll_ms(in->G, l, in->expert, CP_CM_RS, per_chunk * gb, in->alg, &out->alg);
         return;
     }
     /* once an iteration: each chunk's buckets as its last backward makes
@@ -88,7 +89,8 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
             double size = j < nb - 1 ? bucket : per_chunk - bucket * (nb - 1);
             double ready = l->overlap_grad ? start + (end - start) * (j + 1) / nb
                                            : in->stage_end_ms;
-            double t = coll_ms(in->G, l, dist ? CP_CM_RS : CP_CM_AR, size * gb, in->alg, &name);
+            double t = coll_ms(in->G, l, in->expert, dist ? CP_CM_RS : CP_CM_AR, size * gb,
+                               in->alg, &name);
             if (j == 0)
                 out->alg = name;
             if (queue < ready)
@@ -96,7 +98,7 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
             queue += t;
             out->comm_ms += t;
             if (dist) { /* the gather of the updated bucket, 16-bit weights */
-                double ag = coll_ms(in->G, l, CP_CM_AG, size * 2, in->alg, NULL);
+                double ag = coll_ms(in->G, l, in->expert, CP_CM_AG, size * 2, in->alg, NULL);
                 out->comm_ms += ag;
                 if (l->overlap_param) {
                     if (c == 0 && j == 0)

@@ -35,6 +35,8 @@ typedef struct cp_dp_in {
     double stage_end_ms;         /* the schedule's end of this stage */
     const double *last_bwd_start_ms; /* [vp]: the last micro-batch's backward of each chunk */
     const double *last_bwd_end_ms;
+    int expert;                  /* 1: the experts' gradients, on the expert data-parallel
+                                    group (l->dp then stands for its size, l->cp 1) */
 } cp_dp_in;
 
 typedef struct cp_dp_out {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm/alltoall.h"
 #include "llm/groups.h"
 #include "paths/route.h"
 
@@ -107,7 +108,8 @@ static int group_host(const cp_topo *src, const cp_group_shape *sh, double net_g
     }
     snprintf(name, sizeof name, "%s %s group", src->name,
              sh->kind == CP_G_TP ? "tp" : sh->kind == CP_G_CP ? "cp" :
-             sh->kind == CP_G_PP ? "pp" : "dp");
+             sh->kind == CP_G_PP ? "pp" : sh->kind == CP_G_EP ? "ep" :
+             sh->kind == CP_G_ETP ? "etp" : sh->kind == CP_G_EDP ? "edp" : "dp");
     if ((rc = cp_topo_pick(src, keep, scale, name, out, e)))
         goto done;
     for (i = 0; i < (*out)->nnodes; i++) {
@@ -145,7 +147,8 @@ static int build_group(cp_groups *G, const cp_layout *l, cp_group_kind k, double
         return CP_OK;
     if (!m->shape.uniform)
         return cp_fail(e, CP_EINPUT, "the %s group of %d GPUs spreads unevenly over hosts of "
-                       "%d GPUs", k == CP_G_TP ? "tensor-parallel" : "data-parallel",
+                       "%d GPUs", k == CP_G_TP ? "tensor-parallel" :
+                       k == CP_G_EP ? "expert-parallel" : "data-parallel",
                        m->shape.size, l->per_host);
     if (!G->base)
         return cp_fail_at(e, CP_EINPUT, G->machine->src_path, 0, 0, NULL,
@@ -186,6 +189,13 @@ int cp_groups_build(cp_groups *G, const cp_topo *t, const cp_layout *l, double n
     G->base = base_host(t);
     for (k = 0; k < CP_G_KINDS && rc == CP_OK; k++)
         rc = build_group(G, l, (cp_group_kind)k, net_gbs, e);
+    if (rc == CP_OK && G->g[CP_G_EP].active) { /* the experts' all-to-all (alltoall.h) */
+        const cp_group_model *m = &G->g[CP_G_EP];
+        if (!(G->a2a = calloc(1, sizeof *G->a2a)))
+            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+        else
+            rc = cp_a2a_build(G->a2a, m->host, m->window, m->shape.hosts, m->shape.local, e);
+    }
     if (rc)
         cp_groups_free(G);
     return rc;
@@ -194,6 +204,9 @@ int cp_groups_build(cp_groups *G, const cp_topo *t, const cp_layout *l, double n
 void cp_groups_free(cp_groups *G)
 {
     int k;
+    cp_a2a_free(G->a2a);
+    free(G->a2a);
+    G->a2a = NULL;
     for (k = 0; k < CP_G_KINDS; k++) {
         cp_group_model *m = &G->g[k];
         if (m->have_coll)

@@ -15,6 +15,9 @@
  * calibration.  Building costs one collective-model build per group kind,
  * whatever the number of hosts (cp_coll_build_hosts).
  *
+ * The expert-parallel group also gets its all-to-all's model (alltoall.h),
+ * on the same one-host and two-host machines.
+ *
  * Ownership: cp_groups owns its topologies and models (cp_groups_free)
  * and borrows the machine.
  */
@@ -34,10 +37,14 @@ typedef struct cp_group_model {
     double nic_share;     /* the NIC rate each member GPU gets, GB/s (0 inside a host) */
 } cp_group_model;
 
+struct cp_a2a;
+
 typedef struct cp_groups {
     const cp_topo *machine;   /* borrowed */
     const cp_topo *base;      /* borrowed: the host the machine replicates (or the machine) */
     cp_group_model g[CP_G_KINDS];
+    struct cp_a2a *a2a;       /* owned: the EP group's all-to-all (alltoall.h), NULL without
+                                 expert parallelism */
 } cp_groups;
 
 /* Build every group of layout l (resolved) on machine t (a single host, a
