@@ -415,6 +415,14 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
         out->ep_fwd_ms[r] = cc[r].ep_fwd / 1000;
         out->ep_bwd_ms[r] = cc[r].ep_bwd / 1000;
     }
+    if (cp_moe_on(x) && G->a2a) { /* one all-to-all and where it binds, for the output */
+        cp_moe_tokens tk;
+        cp_a2a_why w;
+        cp_moe_tokens_of(x, l, &tk);
+        out->a2a_ms = cp_moe_a2a_us(x, l, g, G, tk.a2a_bytes, &w) / 1000;
+        out->a2a_path = w.path;
+        out->a2a_bind = w.bind;
+    }
     flops = l->gbs * (cp_moe_special(x) ? cp_moe_flops_per_seq(x, l->seq, 0)
                                         : cp_model_flops_per_seq(x, l->seq, 0));
     out->tokens_per_s_per_gpu = l->gbs * (double)l->seq / (end / 1000) / l->gpus;

@@ -54,6 +54,9 @@ typedef struct cp_llm_result {
     double tp_comm_ms;           /* all TP collective time of an iteration (exposed or not) */
     double dp_comm_ms;           /* all DP collective time of an iteration */
     double ep_comm_ms;           /* all expert-parallel collective time (exposed or not) */
+    double a2a_ms;               /* one all-to-all (dispatch or combine) of a routed block */
+    const char *a2a_path;        /* its path: "nvlink", "network", "pool" (static), or NULL */
+    const char *a2a_bind;        /* what binds it: a link kind or a pool resource (static) */
     cp_sched_out sched;          /* keep_events: the schedule with its events */
     int have_sched;
     double *dp_end_ms;           /* keep_events: [pp] when each stage's gradients are reduced */

@@ -156,6 +156,11 @@ static int expert_resolve(cp_layout *l, const cp_xformer *x, cp_err *e)
     if (span > l->per_host && span % l->per_host)
         return cp_fail(e, CP_EINPUT, "--ep %d x --etp %d = %lld ranks would spread unevenly "
                        "over hosts of %d GPUs", l->ep, etp, span, l->per_host);
+    if (l->moe_imbalance * (double)x->moe.top_k > (double)x->moe.experts)
+        return cp_fail(e, CP_EINPUT, "--moe-imbalance %g: the busiest expert gets at most every "
+                       "token, %lld experts / top %lld = %g times the mean",
+                       l->moe_imbalance, (long long)x->moe.experts, (long long)x->moe.top_k,
+                       (double)x->moe.experts / (double)x->moe.top_k);
     if (x->moe.ffn % etp)
         return cp_fail(e, CP_EINPUT, "the experts' FFN of %lld is not divisible by --etp %d",
                        (long long)x->moe.ffn, etp);
