@@ -300,7 +300,7 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
 {
     int p = l->pp, v = l->vp, m = l->micro, r, c, worst = 0, rcode;
     double *fwd = malloc((size_t)p * v * sizeof *fwd), *bwd = malloc((size_t)p * v * sizeof *bwd);
-    chunk_cost *cc = malloc((size_t)p * v * sizeof *cc);
+    chunk_cost *cc = calloc((size_t)p * v, sizeof *cc);
     double end = 0, flops;
     cp_sched_in in;
     passes P;

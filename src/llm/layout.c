@@ -164,6 +164,9 @@ static int expert_resolve(cp_layout *l, const cp_xformer *x, cp_err *e)
     if (x->moe.ffn % etp)
         return cp_fail(e, CP_EINPUT, "the experts' FFN of %lld is not divisible by --etp %d",
                        (long long)x->moe.ffn, etp);
+    if (l->moe_dispatch == CP_MOE_DEEPEP && l->moe_path == CP_A2A_POOL)
+        return cp_fail(e, CP_EINPUT, "--moe-a2a pool with --moe-dispatcher deepep: DeepEP's "
+                       "kernels send over NVLink and the network, not through a pool");
     if (l->ep > 1 && l->fw != CP_LLM_MEGATRON)
         return cp_fail(e, CP_EINPUT, "--ep %d with --framework %s: expert parallelism is "
                        "modelled as Megatron-Core runs it only", l->ep, cp_llm_fw_name(l->fw));
@@ -238,7 +241,7 @@ int cp_layout_resolve(cp_layout *l, const cp_xformer *x, int gpus, int per_host,
         return cp_fail(e, CP_EINPUT, "the interleaved schedule needs the %d micro-batches "
                        "(--gbs %d / (--mbs %d x dp %d)) to be a multiple of --pp %d",
                        l->micro, l->gbs, l->mbs, l->dp, l->pp);
-    l->layers_per_chunk = (x->layers + 2 * l->ends_in_split) / ((int64_t)l->pp * l->vp);
+    l->layers_per_chunk = (x->layers + 2 * (int64_t)l->ends_in_split) / ((int64_t)l->pp * l->vp);
     if (l->tp > l->per_host && !l->tp_span_hosts)
         return cp_fail(e, CP_EINPUT, "--tp %d is wider than a host of %d GPUs: its all-reduces "
                        "would cross the network every layer; add --tp-span-hosts to price it "
@@ -325,7 +328,7 @@ void cp_layout_group(const cp_layout *l, cp_group_kind k, cp_group_shape *g)
         g->uniform = 0;
     /* every GPU of a host is in one group of each kind, so per_host / local
      * groups share a host; a machine smaller than a host has fewer */
-    g->concurrent = l->per_host % g->local == 0 ? l->per_host / g->local : 1;
+    g->concurrent = g->local > 0 && l->per_host % g->local == 0 ? l->per_host / g->local : 1;
     if (g->hosts == 1 && (long long)g->concurrent * g->size > l->gpus)
         g->concurrent = l->gpus / g->size;
     if (g->concurrent < 1)

@@ -95,9 +95,10 @@ double cp_moe_a2a_us(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
                      const cp_groups *G, double bytes, cp_a2a_why *why)
 {
     cp_a2a *a = G->a2a;
-    double n = l->ep, same = bytes / n, cross = bytes / n, net, pool = -1;
+    double n = l->ep, piece = bytes / n, same = piece, cross = piece, net, pool = -1;
     double imb = l->moe_imbalance >= 1 ? l->moe_imbalance : 1;
     cp_a2a_why wn, wp;
+    memset(&wp, 0, sizeof wp);
     if (why)
         memset(why, 0, sizeof *why);
     if (!a || l->ep <= 1 || bytes <= 0)

@@ -244,7 +244,6 @@ static void attn_flash(cp_steps *o, const dims *D, int bwd)
     double pairs = B * sq * sk * D->causal;
     double io = D->E * (B * sq * (D->d + D->dv) + D->b * D->g * sk * (D->d + D->dv));
     cp_step *st = add(o, CP_ST_ATTN, bwd ? "attn.flash.bwd" : "attn.flash");
-    pairs = B * sq * sk * D->causal; /* s/c queries against s keys, 1/c of the causal set */
     st->batch = B;
     st->m = sq;
     st->n = sk;

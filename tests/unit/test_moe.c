@@ -177,6 +177,11 @@ static void test_expert_refusals(void **state)
     l.ep = 8, l.moe_imbalance = 20;
     assert_int_equal(resolve(&l, &x, 8, &e), CP_EINPUT);
     assert_non_null(strstr(e.msg, "128 experts / top 8 = 16 times the mean"));
+    /* DeepEP does not run through a pool */
+    cp_layout_default(&l);
+    l.ep = 8, l.moe_dispatch = CP_MOE_DEEPEP, l.moe_path = CP_A2A_POOL;
+    assert_int_equal(resolve(&l, &x, 8, &e), CP_EINPUT);
+    assert_non_null(strstr(e.msg, "--moe-a2a pool with --moe-dispatcher deepep"));
     /* expert options on a dense model */
     cp_moe_dense_view(&x, &dense);
     cp_layout_default(&l);
