@@ -424,7 +424,9 @@ static void test_a2a_one_host(void **state)
  * (the NVLink pairs'; the network route's is 3.5 us).  On four hosts (EP
  * 32) each GPU has 24 remote peers: 24 S / 32 through the NIC, 2,141.8 us.
  * The all-to-all dispatcher runs at a2a_eff of that (eq. E7), times
- * --moe-imbalance. */
+ * --moe-imbalance.  A block and micro-batch moves 4 S a GPU (dispatch and
+ * combine, forward and backward), 4 S / 2 = 268,435,456 bytes of it
+ * through the NIC. */
 static void test_a2a_two_hosts(void **state)
 {
     ep_fixture f;
@@ -442,6 +444,22 @@ static void test_a2a_two_hosts(void **state)
     assert_string_equal(w.bind, "network");
     cp_moe_tokens_of(&f.x, &f.l, &tk);
     assert_near(tk.a2a_bytes, S_BYTES, 0);
+    {
+        cp_steps st;
+        double layer = 0;
+        int i, pass;
+        for (pass = 0; pass < 2; pass++) {
+            if (pass == 0)
+                cp_moe_block_fwd(&f.x, &f.l, 1, &st);
+            else
+                cp_moe_block_bwd(&f.x, &f.l, 1, &st);
+            for (i = 0; i < st.n; i++)
+                if (st.s[i].kind == CP_ST_COMM && st.s[i].comm == CP_CM_A2A)
+                    layer += st.s[i].comm_bytes;
+        }
+        assert_near(layer, 4 * S_BYTES, 0);
+        assert_near(layer * 8 / 16, 268435456.0, 0); /* the 8 remote pieces of 16 */
+    }
     us = cp_moe_a2a_us(&f.x, &f.l, &f.g, &f.G, tk.a2a_bytes, &w);
     assert_near(us, 5 + 4.44 + wire / f.g.cal.a2a_eff, 1e-6);
     f.l.moe_imbalance = 1.5;
