@@ -7,20 +7,25 @@
  * Ampere is fitted on vTrain's 1,440 single-server runs, Narayanan et al.'s
  * Table 1 and Korthikanti et al.'s Table 4; Hopper on the Megatron-LM H100
  * table, NeMo 24.07 and the dense rows of Megatron-LM's examples and
- * Megatron-Bridge 25.09.  The loss is the sum over those sources of the
+ * Megatron-Bridge 25.09; then, the dense constants kept, the grouped-GEMM
+ * and all-to-all constants (group_us, a2a_eff) on Megatron-Bridge 25.09's
+ * mixture-of-experts rows.
+ * The loss is the sum over those sources of the
  * mean |log(predicted / measured)|, each source weighing the same whatever
  * its row count.  Minimised by coordinate descent on the logarithms of the
  * constants, each kept within physical bounds (an efficiency in (0, 1]).
  *
- * Usage: fit-llm [--print] [ROOT]   (ROOT: the repository, default .)
+ * Usage: fit-llm [--print] [--moe] [ROOT]   (ROOT: the repository, default .)
  *   --print   no fit: the errors at the shipped constants
+ *   --moe     fit only the mixture-of-experts constants, from the shipped
+ *             Hopper constants
  */
 #include "llm_rows.h"
 
 typedef struct source {
     const char *name;
     const char *prefix;   /* row ids starting with it; "vtrain" for the vTrain file */
-    int gen;              /* 0 ampere, 1 hopper */
+    int gen;              /* 0 ampere, 1 hopper, 2 hopper's mixture-of-experts rows */
 } source;
 
 static const source sources[] = {
@@ -30,7 +35,8 @@ static const source sources[] = {
     {"Megatron-LM H100", "MLM-H100", 1},
     {"NeMo 24.07", "NeMo2407", 1},
     {"Megatron-LM examples", "MLMex", 1},
-    {"Megatron-Bridge 25.09 dense", "MB25.09", 1},
+    {"Megatron-Bridge 25.09 dense", "MB25.09-Llama", 1},
+    {"Megatron-Bridge 25.09 MoE", "MB25.09-", 2},
 };
 #define NSRC (int)(sizeof sources / sizeof *sources)
 
@@ -55,6 +61,8 @@ static const param params[] = {
     {"mem_eff", offsetof(cp_gpu_calib, mem_eff), 0.3, 1.0},
     {"kernel_us", offsetof(cp_gpu_calib, kernel_us), 0.5, 50},
     {"host_us", offsetof(cp_gpu_calib, host_us), 0.5, 200},
+    {"group_us", offsetof(cp_gpu_calib, group_us), 0.1, 500},
+    {"a2a_eff", offsetof(cp_gpu_calib, a2a_eff), 0.2, 1.0},
 };
 #define NPARAM (int)(sizeof params / sizeof *params)
 
@@ -68,6 +76,10 @@ static double *field(cp_gpu_calib *c, int i)
 static int moves(int gen, int i)
 {
     const char *n = params[i].name;
+    if (gen == 2) /* the mixture-of-experts rows move only their own constants */
+        return !strcmp(n, "group_us") || !strcmp(n, "a2a_eff");
+    if (!strcmp(n, "group_us") || !strcmp(n, "a2a_eff"))
+        return 0;
     if (gen == 0)
         return strcmp(n, "eff8") && strcmp(n, "attn_eff");
     return strcmp(n, "ai_crit") && strcmp(n, "k0");
@@ -95,7 +107,8 @@ static double source_loss(int s, const cp_gpu_calib *c, int print, int *rows)
             if (strncmp(meas_rows[i].f[C_ID], sources[s].prefix, strlen(sources[s].prefix)))
                 continue;
             llm_row_setup(&meas_rows[i], &k);
-            if (k.skip || llm_case_eval(&k, root, c, &ev))
+            if (k.skip || (k.x.moe.experts > 0) != (sources[s].gen == 2) ||
+                llm_case_eval(&k, root, c, &ev))
                 continue;
             if (k.kind == 3) {
                 sum += fabs(log(ev.pred_fwd / k.measured_fwd)) +
@@ -107,9 +120,11 @@ static double source_loss(int s, const cp_gpu_calib *c, int print, int *rows)
             }
             if (print)
                 printf("  %-34s measured %10.2f predicted %10.2f  %+6.1f%%  (mbs %d vp %d "
-                       "recompute %s%s)\n", meas_rows[i].f[C_ID], ev.meas, ev.pred,
+                       "recompute %s%s%s)\n", meas_rows[i].f[C_ID], ev.meas, ev.pred,
                        100 * ev.err, ev.used.mbs, ev.used.vp,
-                       cp_recompute_name(ev.res.recompute), ev.fits ? "" : ", DOES NOT FIT");
+                       cp_recompute_name(ev.res.recompute),
+                       ev.res.recompute_layers ? " of some blocks" : "",
+                       ev.fits ? "" : ", DOES NOT FIT");
         }
     }
     *rows = n;
@@ -169,10 +184,12 @@ static void fit(int gen, cp_gpu_calib *c)
 int main(int argc, char **argv)
 {
     char path[512];
-    int i, gen, print = 0;
+    int i, gen, print = 0, moe_only = 0;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--print"))
             print = 1;
+        else if (!strcmp(argv[i], "--moe"))
+            moe_only = 1;
         else
             root = argv[i];
     }
@@ -185,15 +202,22 @@ int main(int argc, char **argv)
                 "the repository; see docs/calibration.md)\n", path);
         return 2;
     }
-    for (gen = 0; gen < 2; gen++) {
+    {
         int cal;
-        cp_gpu_calib c = *cp_gpu_calib_for(gen ? "H100" : "A100", &cal);
-        if (!print)
-            fit(gen, &c);
-        printf("\n%s: %s\n", c.gen, print ? "shipped constants" : "fitted constants");
-        for (i = 0; i < NPARAM; i++)
-            printf("  %-10s %.4g\n", params[i].name, *field(&c, i));
-        printf("  loss %.4f\n", gen_loss(gen, &c, 1));
+        cp_gpu_calib c = *cp_gpu_calib_for("H100", &cal);
+        for (gen = moe_only ? 2 : 0; gen < 3; gen++) {
+            /* gen 2 starts from gen 1's constants (fitted or shipped) */
+            if (gen < 2)
+                c = *cp_gpu_calib_for(gen ? "H100" : "A100", &cal);
+            if (!print)
+                fit(gen, &c);
+            printf("\n%s%s: %s\n", c.gen, gen == 2 ? " (mixture-of-experts rows)" : "",
+                   print ? "shipped constants" : "fitted constants");
+            for (i = 0; i < NPARAM; i++)
+                if (gen < 2 ? !moves(2, i) : moves(gen, i))
+                    printf("  %-10s %.4g\n", params[i].name, *field(&c, i));
+            printf("  loss %.4f\n", gen_loss(gen, &c, 1));
+        }
     }
     free(meas_rows);
     free(vt_rows);

@@ -3,7 +3,10 @@
  * pipeline stages against time, one lane a stage, every micro-batch's
  * forward and backward through each chunk, the blocking sends, and each
  * stage's data-parallel tail and optimizer step, so the bubble and what
- * the iteration waits for can be seen at a glance.  Hovering a bar says
+ * the iteration waits for can be seen at a glance.  A mixture of experts'
+ * exposed all-to-alls end each forward and backward bar in a colour of
+ * their own (summed over the chunk's blocks: they interleave with its
+ * kernels, eq. E6).  Hovering a bar says
  * what it is (stage, chunk, micro-batch, times).
  *
  * At most MAX_LANES stages are drawn: a deeper pipeline shows its first
@@ -17,11 +20,12 @@
 #include "core/fileio.h"
 #include "out/svg.h"
 
-enum { C_FWD, C_BWD, C_SEND, C_DP, C_STEP, C_COLOURS };
+enum { C_FWD, C_BWD, C_SEND, C_DP, C_STEP, C_EP, C_COLOURS };
 
 static const char *const legend[C_COLOURS] = {
     "forward", "backward (recomputation included)", "blocking send",
-    "data-parallel sync (exposed)", "optimizer step, gathers"};
+    "data-parallel sync (exposed)", "optimizer step, gathers",
+    "expert all-to-all (exposed, the chunk's summed)"};
 
 #define MAX_LANES 32
 #define TIP 120
@@ -41,8 +45,8 @@ int cli_llm_pipeline_svg(const char *path, const char *title, const cp_layout *l
     const cp_sched_out *s = &res->sched;
     cp_gantt_lane lanes[MAX_LANES];
     char labels[MAX_LANES][32];
-    cp_gantt_bar *bars = calloc((size_t)s->nev + 2 * (size_t)nl + 1, sizeof *bars);
-    char *tips = calloc((size_t)s->nev + 2 * (size_t)nl + 1, TIP);
+    cp_gantt_bar *bars = calloc(2 * (size_t)s->nev + 2 * (size_t)nl + 1, sizeof *bars);
+    char *tips = calloc(2 * (size_t)s->nev + 2 * (size_t)nl + 1, TIP);
     int *lane_of = malloc(((size_t)l->pp + 1) * sizeof *lane_of);
     cp_gantt g;
     cp_outfile out;
@@ -60,15 +64,29 @@ int cli_llm_pipeline_svg(const char *path, const char *title, const cp_layout *l
         for (i = 0; i < s->nev; i++) {
             const cp_sched_event *ev = &s->ev[i];
             char *tip = tips + (size_t)nb * TIP;
+            double a2a = 0, to;
             if (ev->stage != r)
                 continue;
+            if (res->ep_fwd_ms && ev->kind != CP_EV_SEND)
+                a2a = (ev->kind == CP_EV_FWD ? res->ep_fwd_ms
+                                             : res->ep_bwd_ms)[r * l->vp + ev->chunk];
+            if (a2a > ev->end_ms - ev->start_ms)
+                a2a = ev->end_ms - ev->start_ms;
+            to = ev->end_ms - a2a;
             snprintf(tip, TIP, "stage %d chunk %d micro-batch %d %s: %.2f -> %.2f ms", r,
                      ev->chunk, ev->micro, ev->kind == CP_EV_FWD ? "forward"
                                            : ev->kind == CP_EV_BWD ? "backward" : "send",
                      ev->start_ms, ev->end_ms);
-            bars[nb++] = (cp_gantt_bar){ev->start_ms, ev->end_ms,
+            bars[nb++] = (cp_gantt_bar){ev->start_ms, to,
                                         ev->kind == CP_EV_FWD ? C_FWD
                                         : ev->kind == CP_EV_BWD ? C_BWD : C_SEND, tip};
+            if (a2a > 0) {
+                tip = tips + (size_t)nb * TIP;
+                snprintf(tip, TIP, "stage %d chunk %d micro-batch %d %s: expert all-to-alls "
+                         "%.2f ms exposed", r, ev->chunk, ev->micro,
+                         ev->kind == CP_EV_FWD ? "forward" : "backward", a2a);
+                bars[nb++] = (cp_gantt_bar){to, ev->end_ms, C_EP, tip};
+            }
         }
         if (res->dp_end_ms[r] > s->stage_end_ms[r]) {
             char *tip = tips + (size_t)nb * TIP;

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/predict_llm.h"
 #include "core/units.h"
+#include "llm/alltoall.h"
 #include "load/load.h"
 
 /* ------------------------------------------------------------------ */
@@ -43,6 +44,8 @@ DEGREE(cli_llm_opt_dp, dp, "dp")
 DEGREE(cli_llm_opt_mbs, mbs, "mbs")
 DEGREE(cli_llm_opt_gbs, gbs, "gbs")
 DEGREE(cli_llm_opt_recompute_layers, recompute_layers, "recompute-layers")
+DEGREE(cli_llm_opt_ep, ep, "ep")
+DEGREE(cli_llm_opt_etp, etp, "etp")
 
 int cli_llm_opt_seq(const char *cmd, char *arg, void *value)
 {
@@ -193,6 +196,53 @@ int cli_llm_opt_offload_act(const char *cmd, char *arg, void *value)
     return tier(cmd, arg, "offload-activations", &L->lay.offload_act);
 }
 
+int cli_llm_opt_moe_imbalance(const char *cmd, char *arg, void *value)
+{
+    cli_llm *L = value;
+    double v;
+    if (cp_parse_double(arg, &v) || !(v >= 1) || v > 1024)
+        return cli_usage(cmd, "--moe-imbalance: expected the busiest expert's tokens over the "
+                              "mean, from 1 to 1024, got '%s'", arg);
+    L->lay.moe_imbalance = v;
+    L->given = 1;
+    return CP_OK;
+}
+
+int cli_llm_opt_moe_overlap(const char *cmd, char *arg, void *value)
+{
+    cli_llm *L = value;
+    L->given = 1;
+    return on_off(cmd, arg, "moe-overlap", &L->lay.moe_overlap);
+}
+
+int cli_llm_opt_moe_dispatcher(const char *cmd, char *arg, void *value)
+{
+    cli_llm *L = value;
+    if (strcmp(arg, "alltoall") == 0)
+        L->lay.moe_dispatch = CP_MOE_ALLTOALL;
+    else if (strcmp(arg, "deepep") == 0)
+        L->lay.moe_dispatch = CP_MOE_DEEPEP;
+    else
+        return cli_usage(cmd, "--moe-dispatcher: expected alltoall or deepep, got '%s'", arg);
+    L->given = 1;
+    return CP_OK;
+}
+
+int cli_llm_opt_moe_a2a(const char *cmd, char *arg, void *value)
+{
+    cli_llm *L = value;
+    if (strcmp(arg, "auto") == 0)
+        L->lay.moe_path = CP_A2A_AUTO;
+    else if (strcmp(arg, "net") == 0)
+        L->lay.moe_path = CP_A2A_NET;
+    else if (strcmp(arg, "pool") == 0)
+        L->lay.moe_path = CP_A2A_POOL;
+    else
+        return cli_usage(cmd, "--moe-a2a: expected auto, net or pool, got '%s'", arg);
+    L->given = 1;
+    return CP_OK;
+}
+
 int cli_llm_opt_framework(const char *cmd, char *arg, void *value)
 {
     cli_llm *L = value;
@@ -329,6 +379,14 @@ static void print_header(const cp_model *m, const cp_topo *t, const cp_layout *l
         printf("# offloaded per GPU: %.1f GB (optimizer to %s, activations to %s)\n",
                mm->offloaded / 1e9, cp_tier_name((cp_tier)l->offload_opt),
                cp_tier_name((cp_tier)l->offload_act));
+    if (m->xf.moe.experts > 0)
+        printf("# experts: %lld routed (top %lld) x %lld wide, EP %d x ETP %d (expert DP %d), "
+               "%s dispatcher%s, imbalance %.2f: one all-to-all %.3f ms (%s, bound by %s)\n",
+               (long long)m->xf.moe.experts, (long long)m->xf.moe.top_k,
+               (long long)m->xf.moe.ffn, l->ep, cp_layout_etp(l), l->edp,
+               l->moe_dispatch == CP_MOE_DEEPEP ? "deepep" : "alltoall",
+               l->moe_overlap > 0 ? " overlapped (1F1B)" : "", l->moe_imbalance, r->a2a_ms,
+               r->a2a_path ? r->a2a_path : "-", r->a2a_bind ? r->a2a_bind : "-");
     if (l->tp > l->per_host)
         printf("# note: the TP group spans %d hosts: every block's collectives cross the "
                "network (slow)\n", (l->tp + l->per_host - 1) / l->per_host);
@@ -361,16 +419,16 @@ static void print_csv(const cp_model *m, const cp_topo *t, const cp_layout *l,
                       const cp_strategy *list, const cp_llm_result *res, int n)
 {
     int k, i;
-    printf("model,topology,gpus,strategy,tp,cp,dp,pp,vp,mbs,gbs,precision,recompute,"
+    printf("model,topology,gpus,strategy,tp,cp,dp,pp,vp,ep,etp,mbs,gbs,precision,recompute,"
            "iteration_ms,tokens_per_s_per_gpu,mfu,memory_gb_per_gpu,fits");
     for (i = 0; i < CP_LLM_TERMS; i++)
         printf(",%s_ms", cp_llm_term_name(i));
     printf(",bound\n");
     for (k = 0; k < n; k++) {
         const cp_llm_result *r = &res[k];
-        printf("%s,%s,%d,%s,%d,%d,%d,%d,%d,%d,%d,%s,%s,%.4f,%.3f,%.4f,%.3f,%d", m->name,
+        printf("%s,%s,%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%.4f,%.3f,%.4f,%.3f,%d", m->name,
                t->name, l->gpus, cp_strategy_name(list[k]), l->tp, l->cp, l->dp, l->pp, l->vp,
-               l->mbs, l->gbs, cp_precision_name(l->precision),
+               l->ep, cp_layout_etp(l), l->mbs, l->gbs, cp_precision_name(l->precision),
                cp_recompute_name(r->recompute), r->iteration_ms, r->tokens_per_s_per_gpu,
                r->mfu, r->mem.total / 1e9, r->fits);
         for (i = 0; i < CP_LLM_TERMS; i++)
@@ -389,6 +447,22 @@ json_t *cli_llm_parallel_json(const cp_layout *l, const cp_llm_result *r)
     json_object_set_new(p, "vp", json_integer(l->vp));
     json_object_set_new(p, "cp", json_integer(l->cp));
     json_object_set_new(p, "dp", json_integer(l->dp));
+    json_object_set_new(p, "ep", json_integer(l->ep));
+    json_object_set_new(p, "etp", json_integer(cp_layout_etp(l)));
+    if (l->edp > 0) { /* a mixture of experts: its expert groups and all-to-all */
+        json_t *moe = json_object();
+        json_object_set_new(moe, "edp", json_integer(l->edp));
+        json_object_set_new(moe, "dispatcher", json_string(l->moe_dispatch == CP_MOE_DEEPEP ?
+                                                           "deepep" : "alltoall"));
+        json_object_set_new(moe, "overlap", json_boolean(l->moe_overlap > 0));
+        json_object_set_new(moe, "imbalance", cli_real(l->moe_imbalance, 4));
+        json_object_set_new(moe, "a2a_ms", cli_real(r->a2a_ms, 4));
+        json_object_set_new(moe, "a2a_path", json_string(r->a2a_path ? r->a2a_path : "-"));
+        json_object_set_new(moe, "a2a_bind", json_string(r->a2a_bind ? r->a2a_bind : "-"));
+        json_object_set_new(moe, "ep_comm_ms", cli_real(r->ep_comm_ms, 4));
+        json_object_set_new(moe, "ep_exposed_ms", cli_real(r->b.ep, 4));
+        json_object_set_new(p, "moe", moe);
+    }
     json_object_set_new(p, "mbs", json_integer(l->mbs));
     json_object_set_new(p, "gbs", json_integer(l->gbs));
     json_object_set_new(p, "seq", json_integer(l->seq));
@@ -449,7 +523,7 @@ static int print_json(const cp_model *m, const cp_topo *t, const cp_layout *l,
         json_object_set_new(s, "compute_ms", cli_real(compute_ms(&res[k]), 4));
         json_object_set_new(s, "comm_ms",
                             cli_real(res[k].tp_comm_ms + res[k].dp_comm_ms + res[k].b.pp +
-                                         res[k].b.cp, 4));
+                                         res[k].b.cp + res[k].ep_comm_ms, 4));
         json_object_set_new(s, "exposed_comm_ms",
                             cli_real(res[k].iteration_ms - compute_ms(&res[k]), 4));
         json_object_set_new(s, "parallel", cli_llm_parallel_json(l, &res[k]));
@@ -490,6 +564,14 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
     if ((rc = cp_groups_build(&G, t, &l, L->net_gbs, NULL, e)))
         goto done;
     have_groups = 1;
+    if (l.moe_path == CP_A2A_POOL && (!G.a2a || !G.a2a->have_pool)) {
+        rc = cp_fail_at(e, CP_EINPUT, r->topo, 0, 0, NULL,
+                        "--moe-a2a pool: %s", G.a2a && G.a2a->hosts > 1 ?
+                        "the topology has no CXL pool for the expert-parallel group's hosts" :
+                        "no expert all-to-all crosses hosts (--ep 1, or an expert-parallel "
+                        "group inside one host)");
+        goto done;
+    }
     for (k = 0; k < n && rc == CP_OK; k++) {
         cp_llm_opts o;
         const char *why;

@@ -49,6 +49,12 @@ int cli_llm_opt_span(const char *cmd, char *arg, void *value);
 int cli_llm_opt_net(const char *cmd, char *arg, void *value);
 int cli_llm_opt_offload_opt(const char *cmd, char *arg, void *value);
 int cli_llm_opt_offload_act(const char *cmd, char *arg, void *value);
+int cli_llm_opt_ep(const char *cmd, char *arg, void *value);
+int cli_llm_opt_etp(const char *cmd, char *arg, void *value);
+int cli_llm_opt_moe_imbalance(const char *cmd, char *arg, void *value);
+int cli_llm_opt_moe_overlap(const char *cmd, char *arg, void *value);
+int cli_llm_opt_moe_dispatcher(const char *cmd, char *arg, void *value);
+int cli_llm_opt_moe_a2a(const char *cmd, char *arg, void *value);
 
 /* The layout options, for a command's table; L a cli_llm *. */
 #define CLI_LAYOUT_OPTIONS(L)                                                                  \
@@ -108,7 +114,23 @@ int cli_llm_opt_offload_act(const char *cmd, char *arg, void *value);
         OPT_CALLBACK(0, "offload-activations", "TIER", L, cli_llm_opt_offload_act,             \
                      "gpu (default), host or pool: saved activations copied out during "       \
                      "forward and back for backward, beside the compute, instead of "          \
-                     "recomputing them")
+                     "recomputing them"),                                                      \
+        OPT_CALLBACK(0, "ep", "E", L, cli_llm_opt_ep,                                          \
+                     "expert-parallel degree of a mixture of experts (carved out of the TP x " \
+                     "CP x DP ranks of a stage, Megatron-Core's order; default 1)"),           \
+        OPT_CALLBACK(0, "etp", "T", L, cli_llm_opt_etp,                                        \
+                     "expert tensor-parallel degree (default: --tp, as Megatron-Core)"),       \
+        OPT_CALLBACK(0, "moe-imbalance", "X", L, cli_llm_opt_moe_imbalance,                    \
+                     "the busiest expert's tokens over the mean (default 1: balanced)"),       \
+        OPT_CALLBACK(0, "moe-overlap", "on|off", L, cli_llm_opt_moe_overlap,                   \
+                     "overlap the expert all-to-all with the other micro-batch's compute "     \
+                     "(Megatron's 1F1B all-to-all overlap; default off)"),                     \
+        OPT_CALLBACK(0, "moe-dispatcher", "D", L, cli_llm_opt_moe_dispatcher,                  \
+                     "alltoall (default: a copy per token and expert, NCCL) or deepep (a "     \
+                     "copy per token and destination GPU, per host across the network)"),      \
+        OPT_CALLBACK(0, "moe-a2a", "P", L, cli_llm_opt_moe_a2a,                                \
+                     "auto (default: the faster), net or pool: the links the expert "          \
+                     "all-to-all takes across hosts")
 
 /* --framework for predict: megatron, deepspeed and (with a layout) fsdp
  * select the large-model frameworks; the others the data-parallel ones

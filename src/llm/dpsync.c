@@ -16,23 +16,26 @@ static double bucket_params(const cp_layout *l)
 }
 
 /* The DP group: data x context under Megatron (gradients are averaged over
- * both); the same group otherwise. */
-static cp_group_kind dp_group(const cp_layout *l)
+ * both); the same group otherwise; the experts' gradients on the expert
+ * data-parallel group. */
+static cp_group_kind dp_group(const cp_layout *l, int expert)
 {
-    return l->cp > 1 ? CP_G_DPCP : CP_G_DP;
+    return expert ? CP_G_EDP : l->cp > 1 ? CP_G_DPCP : CP_G_DP;
 }
 
-/* One DP collective, ms: on the network (alg, or NCCL's choice when alg
- * cannot run it), through the pool (pool 1), or the faster (pool 2). */
-static double coll_ms(const cp_groups *G, const cp_layout *l, cp_comm_kind op, double bytes,
-                      cp_coll_alg alg, int pool, const char **name)
+/* One DP collective, ms, on the DP group (or the experts' EDP group): on
+ * the network (alg, or NCCL's choice when alg cannot run it), through the
+ * pool (pool 1), or the faster (pool 2). */
+static double coll_ms(const cp_groups *G, const cp_layout *l, int expert, cp_comm_kind op,
+                      double bytes, cp_coll_alg alg, int pool, const char **name)
 {
     cp_coll_alg used;
-    double us = -1, p = pool ? cp_groups_pool_us(G, dp_group(l), op, bytes) : -1;
+    cp_group_kind k = dp_group(l, expert);
+    double us = -1, p = pool ? cp_groups_pool_us(G, k, op, bytes) : -1;
     if (pool != 1) {
-        us = cp_groups_us(G, dp_group(l), op, bytes, alg, &used);
+        us = cp_groups_us(G, k, op, bytes, alg, &used);
         if (us < 0) /* the algorithm cannot run this operation: NCCL's choice */
-            us = cp_groups_us(G, dp_group(l), op, bytes, CP_ALGS, &used);
+            us = cp_groups_us(G, k, op, bytes, CP_ALGS, &used);
     }
     if (p >= 0 && (us < 0 || p < us)) {
         if (name)
@@ -51,10 +54,10 @@ double cp_dp_per_micro_ms(const cp_layout *l, const cp_groups *G, cp_coll_alg al
     int zero3 = l->zero >= 3, zero2 = l->fw != CP_LLM_MEGATRON && l->zero >= 2;
     if (!zero2 && !zero3)
         return 0;
-    t += coll_ms(G, l, CP_CM_RS, chunk_params * gb, alg, pool, NULL);
+    t += coll_ms(G, l, 0, CP_CM_RS, chunk_params * gb, alg, pool, NULL);
     if (zero3) /* gathered for forward and again for backward (resharded after forward) */
         t += (l->fw == CP_LLM_FSDP && l->pp > 1 ? 1 : 2) *
-             coll_ms(G, l, CP_CM_AG, chunk_params * 2, alg, pool, NULL);
+             coll_ms(G, l, 0, CP_CM_AG, chunk_params * 2, alg, pool, NULL);
     return t;
 }
 
@@ -106,7 +109,7 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
     if (!once) { /* ZeRO-2/3 and FSDP synchronised every micro-batch (cp_dp_per_micro_ms) */
         out->comm_ms = l->micro * l->vp * cp_dp_per_micro_ms(l, in->G, in->alg, in->pool,
                                                              per_chunk);
-        coll_ms(in->G, l, CP_CM_RS, per_chunk * gb, in->alg, in->pool, &out->alg);
+        coll_ms(in->G, l, in->expert, CP_CM_RS, per_chunk * gb, in->alg, in->pool, &out->alg);
         return;
     }
     /* once an iteration: each chunk's buckets as its last backward makes
@@ -120,8 +123,8 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
             double size = j < nb - 1 ? bucket : per_chunk - bucket * (nb - 1);
             double ready = l->overlap_grad ? start + (end - start) * (j + 1) / nb
                                            : in->stage_end_ms;
-            double t = coll_ms(in->G, l, dist ? CP_CM_RS : CP_CM_AR, size * gb, in->alg,
-                               in->pool, &name);
+            double t = coll_ms(in->G, l, in->expert, dist ? CP_CM_RS : CP_CM_AR, size * gb,
+                               in->alg, in->pool, &name);
             if (j == 0)
                 out->alg = name;
             if (queue < ready)
@@ -129,7 +132,8 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
             queue += t;
             out->comm_ms += t;
             if (dist) { /* the gather of the updated bucket, 16-bit weights */
-                double ag = coll_ms(in->G, l, CP_CM_AG, size * 2, in->alg, in->pool, NULL);
+                double ag = coll_ms(in->G, l, in->expert, CP_CM_AG, size * 2, in->alg,
+                                    in->pool, NULL);
                 out->comm_ms += ag;
                 if (l->overlap_param) {
                     if (c == 0 && j == 0)

@@ -38,6 +38,8 @@ typedef struct cp_dp_in {
     const double *last_bwd_end_ms;
     const cp_tiers *tiers;       /* the memory tiers (offload), or NULL */
     int pool;                    /* cp_llm_opts.dp_pool */
+    int expert;                  /* 1: the experts' gradients, on the expert data-parallel
+                                    group (l->dp then stands for its size, l->cp 1) */
 } cp_dp_in;
 
 typedef struct cp_dp_out {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "llm/footprint.h"
+#include "llm/moe.h"
 
 /* Blocks on stage r, over its chunks. */
 static double stage_blocks(const cp_layout *l, int r)
@@ -24,6 +25,11 @@ static double stage_blocks(const cp_layout *l, int r)
 double cp_stage_params(const cp_xformer *x, const cp_layout *l, int r)
 {
     double p = stage_blocks(l, r) * cp_block_params(x);
+    if (cp_moe_special(x)) { /* blocks that differ: each its own (moe.h) */
+        double dense, expert;
+        cp_moe_stage_params(x, l, r, &dense, &expert);
+        p = dense + expert;
+    }
     if (r == 0)
         p += cp_embed_params(x);
     if (r == l->pp - 1) {
@@ -34,26 +40,20 @@ double cp_stage_params(const cp_xformer *x, const cp_layout *l, int r)
     return p;
 }
 
-double cp_block_act_bytes(const cp_xformer *x, const cp_layout *l, cp_recompute rc)
+/* Attention's half of a dense block (norm1 .. residual1). */
+static double attn_act_bytes(const cp_xformer *x, const cp_layout *l, cp_recompute rc)
 {
     double t = l->tp, b = l->mbs, s = (double)(l->seq > 0 ? l->seq : x->seq), c = l->cp;
     double T = b * s / c, Tsp = l->sp > 0 ? T / t : T, h = (double)x->hidden;
     double a = (double)x->heads / t, g = x->kv_heads >= l->tp ? (double)x->kv_heads / t : 1;
-    double d = (double)cp_xf_head_dim(x), f = (double)x->ffn / t, E = 2;
+    double d = (double)cp_xf_head_dim(x), E = 2;
     double e = l->precision == CP_PREC_FP8 ? 1 : E, drop = x->dropout > 0 ? 1 : 0;
     double kept, core;
-    if (rc == CP_RC_FULL) /* only each block's input is kept */
-        return Tsp * h * E;
     kept = Tsp * h * E            /* norm1's input */
            + Tsp * h * e          /* its output, the QKV GEMM's input (sharded under SP) */
            + T * (a + 2 * g) * d * E /* Q, K and V */
            + T * a * d * e        /* the attention output, the projection's input */
-           + Tsp * h * drop       /* the mask after the projection */
-           + Tsp * h * E          /* norm2's input */
-           + Tsp * h * e          /* fc1's input */
-           + T * f * E * (cp_xf_gated(x) ? 2 : 1) /* fc1's output, the activation's input */
-           + T * f * e            /* the activation's output, fc2's input */
-           + Tsp * h * drop;      /* the mask after fc2 */
+           + Tsp * h * drop;      /* the mask after the projection */
     if (l->attn == CP_ATTN_FLASH)
         core = T * a * 4;         /* the log-sum-exp per head and query, fp32 */
     else                          /* softmax output, dropout output and mask over the scores */
@@ -61,6 +61,44 @@ double cp_block_act_bytes(const cp_xformer *x, const cp_layout *l, cp_recompute 
     if (rc == CP_RC_SELECTIVE)    /* attention's core is rebuilt in backward */
         core = 0;
     return kept + core;
+}
+
+/* The dense MLP's half (norm2 .. residual2). */
+static double mlp_act_bytes(const cp_xformer *x, const cp_layout *l)
+{
+    double t = l->tp, b = l->mbs, s = (double)(l->seq > 0 ? l->seq : x->seq), c = l->cp;
+    double T = b * s / c, Tsp = l->sp > 0 ? T / t : T, h = (double)x->hidden;
+    double f = (double)x->ffn / t, E = 2;
+    double e = l->precision == CP_PREC_FP8 ? 1 : E, drop = x->dropout > 0 ? 1 : 0;
+    return Tsp * h * E            /* norm2's input */
+           + Tsp * h * e          /* fc1's input */
+           + T * f * E * (cp_xf_gated(x) ? 2 : 1) /* fc1's output, the activation's input */
+           + T * f * e            /* the activation's output, fc2's input */
+           + Tsp * h * drop;      /* the mask after fc2 */
+}
+
+/* A mixture-of-experts or latent-attention model's block (eq. E11): its
+ * attention's half, and the larger of its routed and dense MLPs. */
+static double special_act_bytes(const cp_xformer *x, const cp_layout *l, cp_recompute rc)
+{
+    double attn = cp_mla_on(x) ? cp_mla_act_bytes(x, l, rc) : attn_act_bytes(x, l, rc);
+    double mlp = cp_moe_mlp_act_bytes(x, l, rc), dense;
+    cp_xformer d;
+    cp_moe_dense_view(x, &d);
+    dense = x->moe.dense_layers > 0 || x->moe.every > 1 || !cp_moe_on(x) ?
+            mlp_act_bytes(&d, l) : 0;
+    return attn + (mlp > dense ? mlp : dense);
+}
+
+double cp_block_act_bytes(const cp_xformer *x, const cp_layout *l, cp_recompute rc)
+{
+    double t = l->tp, b = l->mbs, s = (double)(l->seq > 0 ? l->seq : x->seq), c = l->cp;
+    double T = b * s / c, Tsp = l->sp > 0 ? T / t : T, h = (double)x->hidden;
+    if (rc == CP_RC_FULL) /* only each block's input is kept */
+        return Tsp * h * 2;
+    if (cp_moe_special(x))
+        return special_act_bytes(x, l, rc);
+    return attn_act_bytes(x, l, rc) + mlp_act_bytes(x, l);
 }
 
 int cp_inflight_chunks(const cp_layout *l, int r)
@@ -71,38 +109,55 @@ int cp_inflight_chunks(const cp_layout *l, int r)
     return n < m * v ? n : m * v;
 }
 
-/* The model states of stage r per GPU (eq. M4): 16-bit weights (and FP8
- * copies of the GEMM weights), gradients in the reduction type, fp32
- * master weights and Adam moments (12 bytes), each divided as the
- * framework shards it over the n = dp cp GPUs of the data-parallel group. */
-static void states(const cp_xformer *x, const cp_layout *l, int r, cp_llm_mem *o)
+/* The model states of `P` parameters per GPU, `gemm` of them GEMM
+ * weights, sharded over the n GPUs of their data-parallel group, `blk`
+ * one block's (eq. M4): 16-bit weights (and FP8 copies of the GEMM
+ * weights), gradients in the reduction type, fp32 master weights and Adam
+ * moments (12 bytes), each divided as the framework shards it. */
+static void add_states(const cp_layout *l, double P, double gemm, double n, double blk,
+                       cp_llm_mem *o)
 {
-    double P = cp_stage_params(x, l, r) / l->tp, n = (double)l->dp * l->cp;
-    double gb = l->grad_fp32 ? 4 : 2, w = 2, blk = cp_block_params(x) / l->tp;
-    double gemm_share = stage_blocks(l, r) * blk / (P > 0 ? P : 1);
+    double gb = l->grad_fp32 ? 4 : 2, w = P * 2, g = P * gb, opt = P * 12;
     /* FP8 GEMM weights: Transformer Engine caches an FP8 copy and its
      * transpose beside the 16-bit weight (2 more bytes), or with FP8
      * parameters keeps the FP8 weight and its transpose alone (2 bytes in
      * place of 2) */
     if (l->precision == CP_PREC_FP8 && !l->fp8_params)
-        w += 2.0 * gemm_share;
-    o->weights = P * w;
-    o->grads = P * gb;
-    o->optim = P * 12;
-    o->buffers = 0;
+        w += 2.0 * gemm;
     if (l->zero >= 1)
-        o->optim /= n;
+        opt /= n;
     if (l->offload_opt) { /* the states live in the tier (eq. T1) */
-        o->offloaded += o->optim;
-        o->optim = 0;
+        o->offloaded += opt;
+        opt = 0;
     }
     if (l->zero >= 2)
-        o->grads /= n;
+        g /= n;
     if (l->zero >= 3) {
         /* sharded weights; FSDP and ZeRO-3 gather two blocks at a time
          * (prefetch) and hold one block's unsharded gradient */
-        o->weights /= n;
-        o->buffers = 2 * blk * 2 + blk * gb;
+        w /= n;
+        o->buffers += 2 * blk * 2 + blk * gb;
+    }
+    o->weights += w;
+    o->grads += g;
+    o->optim += opt;
+}
+
+/* The model states of stage r per GPU over the n = dp cp GPUs of the
+ * data-parallel group; a mixture of experts' experts over EP x ETP, their
+ * states over the expert data-parallel group (eq. E10). */
+static void states(const cp_xformer *x, const cp_layout *l, int r, cp_llm_mem *o)
+{
+    double P = cp_stage_params(x, l, r) / l->tp, n = (double)l->dp * l->cp;
+    double nb = stage_blocks(l, r), dense = nb * cp_block_params(x), expert = 0, blk, px;
+    if (cp_moe_special(x))
+        cp_moe_stage_params(x, l, r, &dense, &expert);
+    blk = (dense + expert) / (nb > 0 ? nb : 1) / l->tp;
+    o->weights = o->grads = o->optim = o->buffers = 0;
+    add_states(l, P - expert / l->tp, dense / l->tp, n, blk, o);
+    if (expert > 0) {
+        px = expert / ((double)l->ep * cp_layout_etp(l));
+        add_states(l, px, px, l->edp > 0 ? l->edp : 1, blk, o);
     }
 }
 
@@ -153,6 +208,7 @@ void cp_llm_memory(const cp_xformer *x, const cp_layout *l, cp_recompute rc, cp_
             m.activations += (double)k * Tsp * h * 3;
         if (r == l->pp - 1)
             m.logits = logits_bytes(x, l);
+        m.buffers += cp_moe_dispatch_bytes(x, l); /* eq. E10 */
         /* the allocator's slack on what changes every micro-batch, then the
          * runtime's fixed reserve */
         m.reserve = CP_RUNTIME_RESERVE_BYTES +

@@ -14,16 +14,27 @@
 
 #include "llm/gpu.h"
 
+/* Hopper's mixture-of-experts constants (tools/fit-llm on the three MoE
+ * rows of Megatron-Bridge 25.09, docs/calibration.md "Mixture-of-experts
+ * rows"): a grouped GEMM's cost per expert, us, and NCCL's all-to-all's
+ * fraction of the links' rates. */
+#define GROUP_US 29.76
+#define A2A_EFF 0.7889
+
 /* The fitted constants per generation (docs/calibration.md, "Large-model
  * compute", and tools/fit-llm: the rows each is fitted on). */
 static const cp_gpu_calib calibs[] = {
-    /* gen      fitted on                      eff16 eff8  ai   k0  attn bwd  mem  kern host */
+    /* gen      fitted on                      eff16 eff8  ai   k0  attn bwd  mem  kern host
+     *                                                                       ctas group a2a
+     * group_us and a2a_eff: fitted on Hopper's mixture-of-experts rows, borrowed by the
+     * others (no Ampere MoE row) */
     {"ampere", "vTrain 1,440 A100 runs; Narayanan Table 1; Korthikanti Table 4",
-     0.75, 0.0, 31.87, 38.9, 0.75, 0.8752, 0.85, 29.8, 70.37, 16},
-    {"hopper", "Megatron-LM H100 table; NeMo 24.07; Megatron-Bridge 25.09 dense rows",
-     0.6661, 0.52, 64, 64, 1.124, 1.0, 0.5915, 5.944, 8.0, 24},
+     0.75, 0.0, 31.87, 38.9, 0.75, 0.8752, 0.85, 29.8, 70.37, 16, GROUP_US, A2A_EFF},
+    {"hopper", "Megatron-LM H100 table; NeMo 24.07; Megatron-Bridge 25.09 dense rows; "
+               "group_us and a2a_eff on the Megatron-Bridge 25.09 MoE rows",
+     0.6661, 0.52, 64, 64, 1.124, 1.0, 0.5915, 5.944, 8.0, 24, GROUP_US, A2A_EFF},
     {"generic", "none: the Ampere constants on a GPU the fit never saw",
-     0.80, 0.65, 64, 64, 0.75, 1.0, 0.85, 3.0, 8.0, 16},
+     0.80, 0.65, 64, 64, 0.75, 1.0, 0.85, 3.0, 8.0, 16, GROUP_US, A2A_EFF},
 };
 
 /* Model-string prefixes of each generation. */
@@ -147,6 +158,10 @@ double cp_gpu_step_us(const cp_gpu *g, const cp_step *s)
         core = gemm_core_us(g, s->m, s->n, s->k, s->batch, fp8 ? g->peak8 : g->peak16,
                             (fp8 ? g->cal.eff8 : g->cal.eff16) *
                                 (s->flags & CP_SF_BWD ? g->cal.bwd_eff : 1));
+        /* a grouped GEMM (eq. E3): the experts' tiles share the waves, and
+         * each expert's GEMM costs group_us of its own */
+        if (s->flags & CP_SF_GROUPED)
+            core += s->batch * g->cal.group_us;
         break;
     case CP_ST_ATTN:
         if (s->flops <= 0)

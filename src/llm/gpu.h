@@ -38,6 +38,11 @@ typedef struct cp_gpu_calib {
                              kernel overlapped by one runs on the other SMs (eq. K5):
                              24 on Hopper (TUNING-FACTS.md A6: "24 coll channels"), 16 on
                              Ampere (twice its 8 search channels, connect.cc) */
+    double group_us;      /* a grouped GEMM's cost per expert beyond its tiles (eq. E3): each
+                             expert's GEMM launched, ramped and drained on its own */
+    double a2a_eff;       /* NCCL's all-to-all (grouped sends to every peer, Megatron's
+                             all-to-all dispatcher) as a fraction of the links' calibrated
+                             rates (eq. E7); DeepEP's kernels reach the rates */
 } cp_gpu_calib;
 
 typedef struct cp_gpu {

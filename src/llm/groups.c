@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm/alltoall.h"
 #include "llm/groups.h"
 #include "paths/route.h"
 
@@ -110,7 +111,8 @@ static int group_host(const cp_topo *src, const cp_group_shape *sh, double net_g
     }
     snprintf(name, sizeof name, "%s %s group", src->name,
              sh->kind == CP_G_TP ? "tp" : sh->kind == CP_G_CP ? "cp" :
-             sh->kind == CP_G_PP ? "pp" : "dp");
+             sh->kind == CP_G_PP ? "pp" : sh->kind == CP_G_EP ? "ep" :
+             sh->kind == CP_G_ETP ? "etp" : sh->kind == CP_G_EDP ? "edp" : "dp");
     if ((rc = cp_topo_pick(src, keep, scale, name, out, e)))
         goto done;
     for (i = 0; i < (*out)->nnodes; i++) {
@@ -298,7 +300,8 @@ static int build_group(cp_groups *G, const cp_layout *l, cp_group_kind k, double
         return CP_OK;
     if (!sh->uniform)
         return cp_fail(e, CP_EINPUT, "the %s group of %d GPUs spreads unevenly over hosts of "
-                       "%d GPUs", k == CP_G_TP ? "tensor-parallel" : "data-parallel",
+                       "%d GPUs", k == CP_G_TP ? "tensor-parallel" :
+                       k == CP_G_EP ? "expert-parallel" : "data-parallel",
                        sh->size, l->per_host);
     if (!G->base)
         return cp_fail_at(e, CP_EINPUT, G->machine->src_path, 0, 0, NULL,
@@ -327,6 +330,7 @@ int cp_groups_build_kinds(cp_groups *G, const cp_topo *t, const cp_layout *l, do
     int k, rc = CP_OK;
     G->machine = t;
     G->base = base_host(t);
+    G->a2a = NULL;
     for (k = 0; k < CP_G_KINDS; k++) {
         G->active[k] = 0;
         G->own[k] = NULL;
@@ -335,6 +339,13 @@ int cp_groups_build_kinds(cp_groups *G, const cp_topo *t, const cp_layout *l, do
     for (k = 0; k < CP_G_KINDS && rc == CP_OK; k++)
         if (mask & (1u << k))
             rc = build_group(G, l, (cp_group_kind)k, net_gbs, cache, e);
+    if (rc == CP_OK && G->active[CP_G_EP]) { /* the experts' all-to-all (alltoall.h) */
+        const cp_group_model *m = G->use[CP_G_EP];
+        if (!(G->a2a = calloc(1, sizeof *G->a2a)))
+            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+        else
+            rc = cp_a2a_build(G->a2a, m->host, m->window, m->shape.hosts, m->shape.local, e);
+    }
     if (rc)
         cp_groups_free(G);
     return rc;
@@ -349,6 +360,9 @@ int cp_groups_build(cp_groups *G, const cp_topo *t, const cp_layout *l, double n
 void cp_groups_free(cp_groups *G)
 {
     int k;
+    cp_a2a_free(G->a2a);
+    free(G->a2a);
+    G->a2a = NULL;
     for (k = 0; k < CP_G_KINDS; k++) {
         if (G->own[k]) { /* only what it built itself: shared ones are the cache's */
             model_free(G->own[k]);

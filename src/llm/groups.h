@@ -15,6 +15,9 @@
  * calibration.  Building costs one collective-model build per group kind,
  * whatever the number of hosts (cp_coll_build_hosts).
  *
+ * The expert-parallel group also gets its all-to-all's model (alltoall.h),
+ * on the same one-host and two-host machines.
+ *
  * Ownership: cp_groups owns its topologies and models (cp_groups_free)
  * and borrows the machine.
  */
@@ -57,6 +60,8 @@ typedef struct cp_group_cache {
 
 void cp_group_cache_free(cp_group_cache *c);
 
+struct cp_a2a;
+
 typedef struct cp_groups {
     const cp_topo *machine;   /* borrowed */
     const cp_topo *base;      /* borrowed: the host the machine replicates (or the machine) */
@@ -65,6 +70,8 @@ typedef struct cp_groups {
     cp_group_model *own[CP_G_KINDS]; /* owned: the models built for this layout alone */
     const cp_group_model *use[CP_G_KINDS]; /* the model each kind prices with: its own, an
                                         earlier kind's of the same shape, or a cache's */
+    struct cp_a2a *a2a;       /* owned: the EP group's all-to-all (alltoall.h), NULL without
+                                 expert parallelism */
 } cp_groups;
 
 /* Build every group of layout l (resolved) on machine t (a single host, or

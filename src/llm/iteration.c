@@ -17,6 +17,7 @@
 
 #include "llm/dpsync.h"
 #include "llm/iteration.h"
+#include "llm/moe.h"
 
 /* What one pass (a block's forward or backward, or an end of the model)
  * costs, us. */
@@ -24,14 +25,16 @@ typedef struct pass_cost {
     double kernel;    /* GEMMs, attention, memory-bound kernels */
     double tp;        /* exposed TP collectives */
     double cp;        /* exposed context-parallel exchange */
+    double ep;        /* exposed expert-parallel all-to-alls and ETP collectives */
     double host;      /* the host's dispatch beyond the GPU's work */
     double tp_all;    /* every TP collective */
+    double ep_all;    /* every expert-parallel collective */
     int nkern;
 } pass_cost;
 
 static double pass_total(const pass_cost *p)
 {
-    return p->kernel + p->tp + p->cp + p->host;
+    return p->kernel + p->tp + p->cp + p->ep + p->host;
 }
 
 /* The next GEMM after step i, whose time a collective issued before it
@@ -81,13 +84,20 @@ static void pass_cost_of(const cp_xformer *x, const cp_layout *l, const cp_gpu *
         const cp_step *s = &st->s[i];
         if (sel_only && !(s->flags & CP_SF_SEL))
             continue;
+        if (s->kind == CP_ST_COMM && !G) { /* a lower bound: the kernels alone
+                                               (cp_llm_lower_bound_ms) */
+            pc->nkern++;
+            continue;
+        }
+        if (s->kind == CP_ST_COMM && (s->group == CP_G_EP || s->group == CP_G_ETP)) {
+            /* the experts' collectives (moe.h), exposed unless overlapped below */
+            pc->ep_all += s->comm == CP_CM_A2A ? cp_moe_a2a_us(x, l, g, G, s->comm_bytes, NULL)
+                          : cp_groups_us(G, s->group, s->comm, s->comm_bytes, CP_ALGS, NULL);
+            pc->nkern++;
+            continue;
+        }
         if (s->kind == CP_ST_COMM) {
-            double t;
-            if (!G) { /* a lower bound: the kernels alone (cp_llm_lower_bound_ms) */
-                pc->nkern++;
-                continue;
-            }
-            t = cp_groups_us(G, s->group, s->comm, s->comm_bytes, CP_ALGS, NULL);
+            double t = cp_groups_us(G, s->group, s->comm, s->comm_bytes, CP_ALGS, NULL);
             double ex = t;
             if (hide && (s->flags & CP_SF_HIDE)) {
                 ex = t - next_gemm_us(g, st, i);
@@ -106,15 +116,23 @@ static void pass_cost_of(const cp_xformer *x, const cp_layout *l, const cp_gpu *
             if (t <= 0)
                 continue;
             pc->kernel += t;
-            pc->nkern++;
+            /* a grouped GEMM launches one GEMM per expert (eq. E3) */
+            pc->nkern += s->flags & CP_SF_GROUPED ? (int)s->batch : 1;
             if (s->flags & CP_SF_SEL)
                 attn += t;
         }
     }
     if (!sel_only && G)
         pc->cp = cp_exchange_us(x, l, G, attn, bwd, cp_gpu_overlap_loss(g));
+    pc->ep = pc->ep_all;
+    if (l->moe_overlap > 0 && pc->ep_all > 0) {
+        /* eq. E9: the other micro-batch's pass (1F1B all-to-all overlap)
+         * computes meanwhile, slowed by the SMs the collective takes */
+        double hid = pc->ep_all < pc->kernel ? pc->ep_all : pc->kernel;
+        pc->ep = pc->ep_all - hid + hid * cp_gpu_overlap_loss(g);
+    }
     {
-        double host = pc->nkern * g->cal.host_us, gpu = pc->kernel + pc->tp + pc->cp;
+        double host = pc->nkern * g->cal.host_us, gpu = pc->kernel + pc->tp + pc->cp + pc->ep;
         pc->host = host > gpu ? host - gpu : 0;
     }
 }
@@ -123,7 +141,8 @@ static void pass_cost_of(const cp_xformer *x, const cp_layout *l, const cp_gpu *
  * their terms, us. */
 typedef struct chunk_cost {
     double fwd, bwd;
-    double compute, recompute, host, tp, cp, tp_all, offload;
+    double compute, recompute, host, tp, cp, ep, tp_all, ep_all, offload;
+    double ep_fwd, ep_bwd;   /* the exposed expert collectives of forward and of backward */
 } chunk_cost;
 
 static void add_pass(chunk_cost *c, const pass_cost *p, double times, int recompute, int fwd)
@@ -140,34 +159,67 @@ static void add_pass(chunk_cost *c, const pass_cost *p, double times, int recomp
     c->host += p->host * times;
     c->tp += p->tp * times;
     c->cp += p->cp * times;
+    c->ep += p->ep * times;
     c->tp_all += p->tp_all * times;
+    c->ep_all += p->ep_all * times;
+    if (fwd)
+        c->ep_fwd += p->ep * times;
+    else
+        c->ep_bwd += p->ep * times;
 }
 
 /* The passes every chunk shares: one block forward, backward, and what
  * recomputation runs again; and the ends of the model. */
 typedef struct passes {
     pass_cost blk_f, blk_b, blk_re, emb_f, emb_b, head_f, head_b;
+    pass_cost dblk_f, dblk_b, dblk_re; /* a mixture of experts' dense blocks (moe.h) */
     cp_recompute rc;
 } passes;
 
-static void price_passes(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
-                         const cp_groups *G, cp_recompute rc, passes *P)
+/* One kind of block's forward, recomputation and backward: ops.c's block,
+ * or for a mixture of experts or latent attention moe.c's, routed (moe)
+ * or dense. */
+static void price_block(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
+                        const cp_groups *G, cp_recompute rc, int moe, pass_cost *f,
+                        pass_cost *re, pass_cost *b)
 {
     cp_steps st;
     /* forward TP collectives hide only with Transformer Engine's overlap;
      * backward's under Megatron's asynchronous collectives too */
     int hide_f = l->tp_overlap > 0, hide_b = l->tp_overlap > 0 || l->fw == CP_LLM_MEGATRON;
-    P->rc = rc;
-    cp_block_fwd(x, l, &st);
-    pass_cost_of(x, l, g, G, &st, hide_f, 0, 0, &P->blk_f);
-    if (rc == CP_RC_FULL)
-        P->blk_re = P->blk_f;
-    else if (rc == CP_RC_SELECTIVE)
-        pass_cost_of(x, l, g, G, &st, hide_f, 1, 0, &P->blk_re);
+    int special = cp_moe_special(x);
+    if (special)
+        cp_moe_block_fwd(x, l, moe, &st);
     else
-        memset(&P->blk_re, 0, sizeof P->blk_re);
-    cp_block_bwd(x, l, &st);
-    pass_cost_of(x, l, g, G, &st, hide_b, 0, 1, &P->blk_b);
+        cp_block_fwd(x, l, &st);
+    pass_cost_of(x, l, g, G, &st, hide_f, 0, 0, f);
+    if (rc == CP_RC_FULL)
+        *re = *f;
+    else if (rc == CP_RC_SELECTIVE)
+        pass_cost_of(x, l, g, G, &st, hide_f, 1, 0, re);
+    else
+        memset(re, 0, sizeof *re);
+    if (special)
+        cp_moe_block_bwd(x, l, moe, &st);
+    else
+        cp_block_bwd(x, l, &st);
+    pass_cost_of(x, l, g, G, &st, hide_b, 0, 1, b);
+}
+
+static void price_passes(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
+                         const cp_groups *G, cp_recompute rc, passes *P)
+{
+    cp_steps st;
+    int hide_f = l->tp_overlap > 0, hide_b = l->tp_overlap > 0 || l->fw == CP_LLM_MEGATRON;
+    P->rc = rc;
+    price_block(x, l, g, G, rc, cp_moe_on(x), &P->blk_f, &P->blk_re, &P->blk_b);
+    if (cp_moe_on(x))
+        price_block(x, l, g, G, rc, 0, &P->dblk_f, &P->dblk_re, &P->dblk_b);
+    else {
+        memset(&P->dblk_f, 0, sizeof P->dblk_f);
+        memset(&P->dblk_re, 0, sizeof P->dblk_re);
+        memset(&P->dblk_b, 0, sizeof P->dblk_b);
+    }
     cp_embed_fwd(x, l, &st);
     pass_cost_of(x, l, g, G, &st, 0, 0, 0, &P->emb_f);
     cp_embed_bwd(x, l, &st);
@@ -193,14 +245,24 @@ static void offload_chunk(const cp_xformer *x, const cp_layout *l, const cp_tier
     cc->offload += xf + xb;
 }
 
-static void chunk_of(const cp_layout *l, const passes *P, int r, int c, chunk_cost *cc)
+static void chunk_of(const cp_xformer *x, const cp_layout *l, const passes *P, int r, int c,
+                     chunk_cost *cc)
 {
     int G = c * l->pp + r, last = l->pp * l->vp - 1;
-    double L = (double)cp_layout_chunk_layers(l, G);
+    int64_t nd = 0, nm = cp_layout_chunk_layers(l, G), nrc = cp_layout_recomputed(l, P->rc, G);
+    int64_t rd;
+    if (cp_moe_on(x)) /* a mixture of experts' dense and routed blocks (moe.h) */
+        cp_moe_chunk_blocks(x, l, G, &nd, &nm);
+    rd = nrc < nd ? nrc : nd; /* the chunk's first blocks are recomputed first */
     memset(cc, 0, sizeof *cc);
-    add_pass(cc, &P->blk_f, L, 0, 1);
-    add_pass(cc, &P->blk_re, (double)cp_layout_recomputed(l, P->rc, G), 1, 0);
-    add_pass(cc, &P->blk_b, L, 0, 0);
+    add_pass(cc, &P->blk_f, (double)nm, 0, 1);
+    add_pass(cc, &P->blk_re, (double)(nrc - rd), 1, 0);
+    add_pass(cc, &P->blk_b, (double)nm, 0, 0);
+    if (nd > 0) {
+        add_pass(cc, &P->dblk_f, (double)nd, 0, 1);
+        add_pass(cc, &P->dblk_re, (double)rd, 1, 0);
+        add_pass(cc, &P->dblk_b, (double)nd, 0, 0);
+    }
     if (G == 0) {
         add_pass(cc, &P->emb_f, 1, 0, 1);
         add_pass(cc, &P->emb_b, 1, 0, 0);
@@ -224,7 +286,8 @@ static double p2p_ms(const cp_xformer *x, const cp_layout *l, const cp_groups *G
 }
 
 static const char *const term_names[CP_LLM_TERMS] = {
-    "compute", "recompute", "host", "tp", "cp", "pp", "bubble", "dp", "optimizer", "offload"};
+    "compute", "recompute", "host", "tp", "cp", "ep", "pp", "bubble", "dp", "optimizer",
+    "offload"};
 
 const char *cp_llm_term_name(int i)
 {
@@ -233,9 +296,9 @@ const char *cp_llm_term_name(int i)
 
 double cp_llm_term(const cp_llm_breakdown *b, int i)
 {
-    const double v[CP_LLM_TERMS] = {b->compute,   b->recompute, b->host,   b->tp,
-                                    b->cp,        b->pp,        b->bubble, b->dp,
-                                    b->optimizer, b->offload};
+    const double v[CP_LLM_TERMS] = {b->compute,   b->recompute, b->host, b->tp,
+                                    b->cp,        b->ep,        b->pp,   b->bubble,
+                                    b->dp,        b->optimizer, b->offload};
     return i >= 0 && i < CP_LLM_TERMS ? v[i] : 0;
 }
 
@@ -246,7 +309,10 @@ void cp_llm_result_free(cp_llm_result *r)
     r->have_sched = 0;
     free(r->dp_end_ms);
     free(r->step_end_ms);
+    free(r->ep_fwd_ms);
+    free(r->ep_bwd_ms);
     r->dp_end_ms = r->step_end_ms = NULL;
+    r->ep_fwd_ms = r->ep_bwd_ms = NULL;
 }
 
 /* The GPU's memory fits, and what is offloaded fits its tier: the
@@ -270,7 +336,7 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
 {
     int p = l->pp, v = l->vp, m = l->micro, r, c, worst = 0, rcode;
     double *fwd = malloc((size_t)p * v * sizeof *fwd), *bwd = malloc((size_t)p * v * sizeof *bwd);
-    chunk_cost *cc = malloc((size_t)p * v * sizeof *cc);
+    chunk_cost *cc = calloc((size_t)p * v, sizeof *cc);
     double end = 0, flops;
     cp_sched_in in;
     passes P;
@@ -293,7 +359,7 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
         for (c = 0; c < v; c++) {
             chunk_cost *k = &cc[r * v + c];
             double extra;
-            chunk_of(l, &P, r, c, k);
+            chunk_of(x, l, &P, r, c, k);
             offload_chunk(x, l, o->tiers, c * p + r, k);
             /* ZeRO-2/3 and FSDP: the chunk's gathers and reduce-scatters run
              * beside its compute every micro-batch; what they take beyond it
@@ -322,7 +388,9 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
     if (o->keep_events) {
         out->dp_end_ms = calloc((size_t)p, sizeof *out->dp_end_ms);
         out->step_end_ms = calloc((size_t)p, sizeof *out->step_end_ms);
-        if (!out->dp_end_ms || !out->step_end_ms) {
+        out->ep_fwd_ms = calloc((size_t)p * v, sizeof *out->ep_fwd_ms);
+        out->ep_bwd_ms = calloc((size_t)p * v, sizeof *out->ep_bwd_ms);
+        if (!out->dp_end_ms || !out->step_end_ms || !out->ep_fwd_ms || !out->ep_bwd_ms) {
             free(fwd), free(bwd), free(cc);
             cp_llm_result_free(out);
             return cp_fail(e, CP_EINTERNAL, "out of memory");
@@ -340,14 +408,17 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
         di.last_bwd_end_ms = out->sched.last_bwd_end_ms + (size_t)r * v;
         di.tiers = o->tiers;
         di.pool = o->dp_pool;
-        cp_dp_sync(&di, &dout);
+        if (cp_moe_on(x)) /* the experts' gradients on their own group (moe.h) */
+            cp_moe_dp_sync(x, l, r, &di, &dout);
+        else
+            cp_dp_sync(&di, &dout);
         t = dout.grads_done_ms + dout.optimizer_ms + dout.gather_exposed_ms;
         if (out->dp_end_ms) {
             out->dp_end_ms[r] = dout.grads_done_ms;
             out->step_end_ms[r] = t;
         }
         if (t > end || r == 0) {
-            double busy_compute = 0, rec = 0, host = 0, tp = 0, cpx = 0, off = 0;
+            double busy_compute = 0, rec = 0, host = 0, tp = 0, cpx = 0, ep = 0, off = 0;
             end = t;
             worst = r;
             for (c = 0; c < v; c++) {
@@ -357,6 +428,7 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
                 host += k->host * m / 1000;
                 tp += k->tp * m / 1000;
                 cpx += k->cp * m / 1000;
+                ep += k->ep * m / 1000;
                 off += k->offload * m / 1000;
             }
             out->b.compute = busy_compute;
@@ -364,6 +436,7 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
             out->b.host = host;
             out->b.tp = tp;
             out->b.cp = cpx;
+            out->b.ep = ep;
             out->b.pp = out->sched.send_ms[r];
             out->b.dp = dout.grads_done_ms - out->sched.stage_end_ms[r] + dout.gather_exposed_ms;
             out->b.optimizer = dout.optimizer_ms;
@@ -374,7 +447,8 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
     }
     /* what the stage's own work does not explain is idle: the bubble */
     out->b.bubble = end - out->b.compute - out->b.recompute - out->b.host - out->b.tp -
-                    out->b.cp - out->b.pp - out->b.dp - out->b.optimizer - out->b.offload;
+                    out->b.cp - out->b.ep - out->b.pp - out->b.dp - out->b.optimizer -
+                    out->b.offload;
     if (out->b.bubble < 0)
         out->b.bubble = 0;
     out->iteration_ms = end;
@@ -382,13 +456,27 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
     out->recompute = rc;
     out->recompute_layers = rc == CP_RC_FULL ? l->recompute_layers : 0;
     out->fwd_ms = out->bwd_ms = 0;
-    out->tp_comm_ms = 0;
+    out->tp_comm_ms = out->ep_comm_ms = 0;
     for (c = 0; c < v; c++) {
         out->fwd_ms += fwd[worst * v + c];
         out->bwd_ms += bwd[worst * v + c];
         out->tp_comm_ms += cc[worst * v + c].tp_all * m / 1000;
+        out->ep_comm_ms += cc[worst * v + c].ep_all * m / 1000;
     }
-    flops = l->gbs * cp_model_flops_per_seq(x, l->seq, 0);
+    for (r = 0; out->ep_fwd_ms && r < p * v; r++) {
+        out->ep_fwd_ms[r] = cc[r].ep_fwd / 1000;
+        out->ep_bwd_ms[r] = cc[r].ep_bwd / 1000;
+    }
+    if (cp_moe_on(x) && G->a2a) { /* one all-to-all and where it binds, for the output */
+        cp_moe_tokens tk;
+        cp_a2a_why w;
+        cp_moe_tokens_of(x, l, &tk);
+        out->a2a_ms = cp_moe_a2a_us(x, l, g, G, tk.a2a_bytes, &w) / 1000;
+        out->a2a_path = w.path;
+        out->a2a_bind = w.bind;
+    }
+    flops = l->gbs * (cp_moe_special(x) ? cp_moe_flops_per_seq(x, l->seq, 0)
+                                        : cp_model_flops_per_seq(x, l->seq, 0));
     out->tokens_per_s_per_gpu = l->gbs * (double)l->seq / (end / 1000) / l->gpus;
     out->model_tflops_per_gpu = flops / (end / 1000) / l->gpus / 1e12;
     out->mfu = out->model_tflops_per_gpu * 1e12 /
@@ -485,12 +573,12 @@ double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_g
      * stage's work lies between */
     for (G = 0; G < p - 1; G++) {
         chunk_cost cc;
-        chunk_of(&lk, &P, G % p, G / p, &cc);
+        chunk_of(x, &lk, &P, G % p, G / p, &cc);
         fill += cc.fwd + cc.bwd;
     }
     for (c = 0; c < v; c++) {
         chunk_cost cc;
-        chunk_of(&lk, &P, r, c, &cc);
+        chunk_of(x, &lk, &P, r, c, &cc);
         busy += (cc.fwd + cc.bwd) * lk.micro;
     }
     {

@@ -26,6 +26,7 @@ typedef struct cp_llm_breakdown {
     double host;       /* waiting for the host to launch kernels (small layers) */
     double tp;         /* tensor-parallel collectives not hidden under GEMMs */
     double cp;         /* context-parallel KV exchange not hidden under attention */
+    double ep;         /* expert-parallel all-to-alls (and ETP collectives) not hidden */
     double pp;         /* held by blocking pipeline sends */
     double bubble;     /* idle: pipeline fill and drain, waiting for neighbours */
     double dp;         /* data-parallel synchronisation not hidden under backward/forward */
@@ -58,10 +59,17 @@ typedef struct cp_llm_result {
     double fwd_ms, bwd_ms;       /* one micro-batch through the slowest stage */
     double tp_comm_ms;           /* all TP collective time of an iteration (exposed or not) */
     double dp_comm_ms;           /* all DP collective time of an iteration */
+    double ep_comm_ms;           /* all expert-parallel collective time (exposed or not) */
+    double a2a_ms;               /* one all-to-all (dispatch or combine) of a routed block */
+    const char *a2a_path;        /* its path: "nvlink", "network", "pool" (static), or NULL */
+    const char *a2a_bind;        /* what binds it: a link kind or a pool resource (static) */
     cp_sched_out sched;          /* keep_events: the schedule with its events */
     int have_sched;
     double *dp_end_ms;           /* keep_events: [pp] when each stage's gradients are reduced */
     double *step_end_ms;         /* keep_events: [pp] ... its optimizer step and gathers done */
+    double *ep_fwd_ms;           /* keep_events: [pp vp] the exposed expert all-to-alls of one
+                                    micro-batch's forward through chunk c of stage r, [r vp + c] */
+    double *ep_bwd_ms;           /* ... and of its backward (recomputation included) */
 } cp_llm_result;
 
 /* Predict one iteration of layout l (resolved by cp_layout_resolve, its
@@ -95,7 +103,7 @@ void cp_llm_block_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
 
 /* The name of a breakdown term, in the order of cp_llm_breakdown's fields
  * ("compute", "recompute", ...); and the term itself by index. */
-#define CP_LLM_TERMS 10
+#define CP_LLM_TERMS 11
 const char *cp_llm_term_name(int i);
 double cp_llm_term(const cp_llm_breakdown *b, int i);
 

@@ -23,6 +23,12 @@ void cp_layout_default(cp_layout *l)
     l->tp_overlap = -1;
     l->grad_fp32 = -1;
     l->fp8_params = -1;
+    l->ep = 1;
+    l->etp = 0;
+    l->moe_imbalance = 1;
+    l->moe_overlap = -1;
+    l->moe_dispatch = CP_MOE_ALLTOALL;
+    l->moe_path = CP_A2A_AUTO;
 }
 
 const char *cp_llm_fw_name(cp_llm_fw f)
@@ -93,9 +99,82 @@ static void framework_defaults(cp_layout *l)
         l->fp8_params = 0;
 }
 
+/* A dense model takes no expert option: each one given is named. */
+static int dense_experts(const cp_layout *l, cp_err *e)
+{
+    const char *opt = l->ep > 1 ? "--ep" : l->etp > 0 ? "--etp" :
+                      l->moe_imbalance != 1 ? "--moe-imbalance" :
+                      l->moe_overlap > 0 ? "--moe-overlap" :
+                      l->moe_dispatch != CP_MOE_ALLTOALL ? "--moe-dispatcher" :
+                      l->moe_path != CP_A2A_AUTO ? "--moe-a2a" : NULL;
+    if (opt)
+        return cp_fail(e, CP_EINPUT, "%s: the model is dense (no experts in its "
+                       "\"transformer\" block); expert options need a mixture-of-experts "
+                       "model", opt);
+    return CP_OK;
+}
+
+/* The expert layers' division of a stage's TP x CP x DP ranks (docs/
+ * model.md eq. E1): ETP x EP x EDP of them, Megatron-Core's expert rank
+ * order (tp-ep-dp-pp), so an EP group of ep x etp ranks or fewer stays
+ * inside a host whenever that many fit in one. */
+static int expert_resolve(cp_layout *l, const cp_xformer *x, cp_err *e)
+{
+    long long stage = (long long)l->tp * l->cp * l->dp, span;
+    int etp = cp_layout_etp(l);
+    if (l->moe_overlap < 0)
+        l->moe_overlap = 0;
+    if (x->moe.experts <= 0) {
+        l->edp = 0; /* no expert groups */
+        return dense_experts(l, e);
+    }
+    span = (long long)l->ep * etp;
+    if (x->moe.experts % l->ep)
+        return cp_fail(e, CP_EINPUT, "%lld experts are not divisible by --ep %d",
+                       (long long)x->moe.experts, l->ep);
+    if (stage % span)
+        return cp_fail(e, CP_EINPUT, "--ep %d x --etp %d = %lld does not divide the %lld ranks "
+                       "of a pipeline stage (--tp %d x --cp %d x dp %d): Megatron-Core carves "
+                       "the expert groups out of them", l->ep, etp, span, stage, l->tp, l->cp,
+                       l->dp);
+    if (etp > l->per_host && !l->tp_span_hosts)
+        return cp_fail(e, CP_EINPUT, "--etp %d is wider than a host of %d GPUs: its collectives "
+                       "would cross the network every layer; add --tp-span-hosts to price it "
+                       "anyway", etp, l->per_host);
+    if (etp > 1 && etp < l->per_host && l->per_host % etp)
+        return cp_fail(e, CP_EINPUT, "--etp %d does not divide the %d GPUs of a host: an "
+                       "expert tensor-parallel group would straddle two hosts", etp,
+                       l->per_host);
+    if (span > l->per_host && span % l->per_host)
+        return cp_fail(e, CP_EINPUT, "--ep %d x --etp %d = %lld ranks would spread unevenly "
+                       "over hosts of %d GPUs", l->ep, etp, span, l->per_host);
+    if (l->moe_imbalance * (double)x->moe.top_k > (double)x->moe.experts)
+        return cp_fail(e, CP_EINPUT, "--moe-imbalance %g: the busiest expert gets at most every "
+                       "token, %lld experts / top %lld = %g times the mean",
+                       l->moe_imbalance, (long long)x->moe.experts, (long long)x->moe.top_k,
+                       (double)x->moe.experts / (double)x->moe.top_k);
+    if (x->moe.ffn % etp)
+        return cp_fail(e, CP_EINPUT, "the experts' FFN of %lld is not divisible by --etp %d",
+                       (long long)x->moe.ffn, etp);
+    if (l->moe_dispatch == CP_MOE_DEEPEP && l->moe_path == CP_A2A_POOL)
+        return cp_fail(e, CP_EINPUT, "--moe-a2a pool with --moe-dispatcher deepep: DeepEP's "
+                       "kernels send over NVLink and the network, not through a pool");
+    if (l->ep > 1 && l->fw != CP_LLM_MEGATRON)
+        return cp_fail(e, CP_EINPUT, "--ep %d with --framework %s: expert parallelism is "
+                       "modelled as Megatron-Core runs it only", l->ep, cp_llm_fw_name(l->fw));
+    l->edp = (int)(stage / span);
+    return CP_OK;
+}
+
+int cp_layout_etp(const cp_layout *l)
+{
+    return l->etp > 0 ? l->etp : l->tp;
+}
+
 int cp_layout_resolve(cp_layout *l, const cp_xformer *x, int gpus, int per_host, cp_err *e)
 {
     long long tcp = (long long)l->tp * l->cp * l->pp;
+    int rc;
     if (x->layers <= 0)
         return cp_fail(e, CP_EINPUT, "the model has no transformer block: a large-model "
                                      "layout needs its architecture (import hf-config writes it)");
@@ -146,7 +225,7 @@ int cp_layout_resolve(cp_layout *l, const cp_xformer *x, int gpus, int per_host,
         return cp_fail(e, CP_EINPUT, "the interleaved schedule needs the %d micro-batches "
                        "(--gbs %d / (--mbs %d x dp %d)) to be a multiple of --pp %d",
                        l->micro, l->gbs, l->mbs, l->dp, l->pp);
-    l->layers_per_chunk = (x->layers + 2 * l->ends_in_split) / ((int64_t)l->pp * l->vp);
+    l->layers_per_chunk = (x->layers + 2 * (int64_t)l->ends_in_split) / ((int64_t)l->pp * l->vp);
     if (l->tp > l->per_host && !l->tp_span_hosts)
         return cp_fail(e, CP_EINPUT, "--tp %d is wider than a host of %d GPUs: its all-reduces "
                        "would cross the network every layer; add --tp-span-hosts to price it "
@@ -155,6 +234,8 @@ int cp_layout_resolve(cp_layout *l, const cp_xformer *x, int gpus, int per_host,
         return cp_fail(e, CP_EINPUT, "--tp %d does not divide the %d GPUs of a host: a TP "
                        "group would straddle two hosts", l->tp, l->per_host);
     framework_defaults(l);
+    if ((rc = expert_resolve(l, x, e)))
+        return rc;
     if (l->fw == CP_LLM_DEEPSPEED && l->pp > 1 && l->zero > 1)
         return cp_fail(e, CP_EINPUT, "deepspeed: ZeRO stage %d with --pp %d; DeepSpeed's "
                        "pipeline engine runs only stage 1 (or 0)", l->zero, l->pp);
@@ -184,6 +265,16 @@ static int member_rank(const cp_layout *l, cp_group_kind k, int i, int *size)
     case CP_G_PP: /* the pair of adjacent stages that exchange activations */
         *size = l->pp > 1 ? 2 : 1;
         return cp_layout_rank(l, 0, 0, 0, i);
+    /* the expert groups: rank = etp_i + ETP (ep_i + EP (edp_i + EDP pp_i)) (eq. E1) */
+    case CP_G_EP: /* none in a dense model (edp 0) */
+        *size = l->edp > 0 ? l->ep : 0;
+        return cp_layout_etp(l) * i;
+    case CP_G_ETP:
+        *size = l->edp > 0 ? cp_layout_etp(l) : 0;
+        return i;
+    case CP_G_EDP:
+        *size = l->edp;
+        return cp_layout_etp(l) * l->ep * i;
     default:
         *size = 0;
         return 0;
@@ -221,7 +312,7 @@ void cp_layout_group(const cp_layout *l, cp_group_kind k, cp_group_shape *g)
         g->uniform = 0;
     /* every GPU of a host is in one group of each kind, so per_host / local
      * groups share a host; a machine smaller than a host has fewer */
-    g->concurrent = l->per_host % g->local == 0 ? l->per_host / g->local : 1;
+    g->concurrent = g->local > 0 && l->per_host % g->local == 0 ? l->per_host / g->local : 1;
     if (g->hosts == 1 && (long long)g->concurrent * g->size > l->gpus)
         g->concurrent = l->gpus / g->size;
     if (g->concurrent < 1)

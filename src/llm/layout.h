@@ -53,10 +53,24 @@ typedef enum cp_precision { CP_PREC_BF16, CP_PREC_FP16, CP_PREC_FP8 } cp_precisi
  * as Megatron-LM ran it before 2023). */
 typedef enum cp_attn { CP_ATTN_FLASH, CP_ATTN_EAGER } cp_attn;
 
-/* Communication group kinds. */
+/* Communication group kinds.  The expert groups (mixture-of-experts
+ * layers, docs/model.md eq. E1) re-divide the TP x CP x DP ranks of a
+ * pipeline stage as ETP x EP x EDP: CP_G_EP exchanges tokens (the
+ * all-to-all), CP_G_ETP splits each expert's matrices, CP_G_EDP reduces
+ * the experts' gradients. */
 typedef enum cp_group_kind {
-    CP_G_TP, CP_G_CP, CP_G_DP, CP_G_DPCP, CP_G_PP, CP_G_KINDS
+    CP_G_TP, CP_G_CP, CP_G_DP, CP_G_DPCP, CP_G_PP, CP_G_EP, CP_G_ETP, CP_G_EDP, CP_G_KINDS
 } cp_group_kind;
+
+/* How a mixture-of-experts layer moves tokens to its experts: Megatron-
+ * Core's all-to-all dispatcher (a copy per token and chosen expert) or
+ * DeepEP (the flex dispatcher: a copy per token and destination GPU over
+ * NVLink, per destination host over the network; docs/model.md eq. E6). */
+typedef enum cp_moe_dispatch { CP_MOE_ALLTOALL, CP_MOE_DEEPEP } cp_moe_dispatch;
+
+/* Which links the expert all-to-all takes across hosts: the faster of the
+ * network and a CXL pool the topology has (auto), or one of them. */
+typedef enum cp_moe_path { CP_A2A_AUTO, CP_A2A_NET, CP_A2A_POOL } cp_moe_path;
 
 /* At most this many GPUs of one host in a group (the collective model's own
  * limit on hosts of one NVLink domain). */
@@ -90,6 +104,16 @@ typedef struct cp_layout {
     int fp8_params;           /* FP8 GEMM weights kept in FP8 (Megatron's --fp8-param-gather):
                                  1 byte and a transposed copy instead of 16-bit weights and
                                  two FP8 copies; -1 = off */
+    /* mixture of experts (docs/model.md, "Mixture of experts"): */
+    int ep;                   /* expert-parallel degree (1: every GPU holds every expert) */
+    int etp;                  /* expert tensor-parallel degree; 0 = tp (Megatron-Core's
+                                 default) */
+    double moe_imbalance;     /* the busiest expert's tokens over the mean (1: balanced, as
+                                 the force-balanced benchmark runs are) */
+    int moe_overlap;          /* the all-to-all overlapped with the other micro-batch's
+                                 compute (Megatron's 1F1B all-to-all overlap); -1 = off */
+    cp_moe_dispatch moe_dispatch;
+    cp_moe_path moe_path;
     /* derived by cp_layout_resolve: */
     int gpus;                 /* tp cp dp pp */
     int per_host;             /* GPUs per host of the machine */
@@ -100,6 +124,8 @@ typedef struct cp_layout {
     int ends_in_split;        /* 1: the first and the last chunk hold one block fewer, the
                                  embedding and the loss standing for them (Megatron's
                                  account_for_embedding/loss_in_pipeline_split) */
+    int edp;                  /* expert data-parallel degree: tp cp dp / (etp ep); 0 for a
+                                 dense model (no expert groups) */
 } cp_layout;
 
 /* Megatron-Core's defaults: TP = PP = CP = VP = 1, mbs 1, bf16, flash
@@ -114,7 +140,9 @@ const char *cp_precision_name(cp_precision p); /* "bf16", "fp16", "fp8" */
  * fields and the framework defaults: the product of the degrees equals the
  * GPUs (dp derived when 0), the global batch divides by mbs x dp, layers by
  * pp x vp, heads and KV heads by tp, the sequence by 2 cp (cp > 1), a TP
- * group inside a host unless tp_span_hosts.  CP_EINPUT naming the numbers
+ * group inside a host unless tp_span_hosts; with experts, ep x etp divides
+ * tp x cp x dp and ep the experts, etp fits a host and divides the expert
+ * FFN, and no expert option is given for a dense model.  CP_EINPUT naming the numbers
  * (no position: the numbers come from the command line). */
 int cp_layout_resolve(cp_layout *l, const cp_xformer *x, int gpus, int per_host, cp_err *e);
 
@@ -125,6 +153,9 @@ int64_t cp_layout_chunk_layers(const cp_layout *l, int G);
  * selective (attention's core only) and full, at most recompute_layers
  * under full when that is set; none otherwise. */
 int64_t cp_layout_recomputed(const cp_layout *l, cp_recompute rc, int G);
+
+/* The expert tensor-parallel degree in force: etp, or tp when 0. */
+int cp_layout_etp(const cp_layout *l);
 
 /* Rank of the GPU with these indices (Megatron order). */
 int cp_layout_rank(const cp_layout *l, int tp_i, int cp_i, int dp_i, int pp_i);

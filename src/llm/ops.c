@@ -244,7 +244,6 @@ static void attn_flash(cp_steps *o, const dims *D, int bwd)
     double pairs = B * sq * sk * D->causal;
     double io = D->E * (B * sq * (D->d + D->dv) + D->b * D->g * sk * (D->d + D->dv));
     cp_step *st = add(o, CP_ST_ATTN, bwd ? "attn.flash.bwd" : "attn.flash");
-    pairs = B * sq * sk * D->causal; /* s/c queries against s keys, 1/c of the causal set */
     st->batch = B;
     st->m = sq;
     st->n = sk;
@@ -255,13 +254,12 @@ static void attn_flash(cp_steps *o, const dims *D, int bwd)
     st->flags = CP_SF_SEL;
 }
 
-void cp_block_fwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
+void cp_block_attn_fwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
 {
     dims D;
     double qkv_n, T;
     get_dims(x, l, &D);
     T = D.T;
-    o->n = 0;
     qkv_n = (D.a + 2 * D.g) * D.d;
     norm_fwd(o, "norm1", &D);
     tp_enter(o, &D, "tp.ag.qkv");
@@ -278,6 +276,14 @@ void cp_block_fwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
     gemm(o, "proj", T, D.h, D.a * D.dv, D.e, D.E, D.fp8 ? CP_SF_FP8 : 0);
     tp_exit(o, &D, "tp.rs.proj");
     residual_fwd(o, "residual1", &D);
+}
+
+void cp_block_mlp_fwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
+{
+    dims D;
+    double T;
+    get_dims(x, l, &D);
+    T = D.T;
     norm_fwd(o, "norm2", &D);
     tp_enter(o, &D, "tp.ag.fc1");
     gemm(o, "fc1", T, D.f * (D.gated ? 2 : 1), D.h, D.e, D.E, D.fp8 ? CP_SF_FP8 : 0);
@@ -290,16 +296,21 @@ void cp_block_fwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
     residual_fwd(o, "residual2", &D);
 }
 
-void cp_block_bwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
+void cp_block_fwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
+{
+    o->n = 0;
+    cp_block_attn_fwd(x, l, o);
+    cp_block_mlp_fwd(x, l, o);
+}
+
+void cp_block_mlp_bwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
 {
     dims D;
-    double T, qkv_n;
+    double T;
     int f8;
     get_dims(x, l, &D);
     T = D.T;
     f8 = D.fp8;
-    o->n = 0;
-    qkv_n = (D.a + 2 * D.g) * D.d;
     /* residual2: the gradient passes to both branches, through the mask */
     mem(o, "residual2.bwd", D.Tsp * D.h * (2 * D.E + D.drop), 0);
     /* the gradient of fc2's output: all-gathered under SP (reduce-scatter's
@@ -321,6 +332,17 @@ void cp_block_bwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
              CP_SF_HIDE);
     wgrad(o, "fc1.wgrad", T, D.f * (D.gated ? 2 : 1), D.h, &D, l, f8);
     mem(o, "norm2.bwd", D.Tsp * D.h * 3 * D.E, 0);
+}
+
+void cp_block_attn_bwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
+{
+    dims D;
+    double T, qkv_n;
+    int f8;
+    get_dims(x, l, &D);
+    T = D.T;
+    f8 = D.fp8;
+    qkv_n = (D.a + 2 * D.g) * D.d;
     mem(o, "residual1.bwd", D.Tsp * D.h * (2 * D.E + D.drop), 0);
     tp_enter(o, &D, "tp.ag.proj.bwd");
     fp8_cast(o, "proj.grad.cast", T * D.h, &D);
@@ -342,6 +364,85 @@ void cp_block_bwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
              CP_SF_HIDE);
     wgrad(o, "qkv.wgrad", T, qkv_n, D.h, &D, l, f8);
     mem(o, "norm1.bwd", D.Tsp * D.h * 3 * D.E, 0);
+}
+
+void cp_block_bwd(const cp_xformer *x, const cp_layout *l, cp_steps *o)
+{
+    o->n = 0;
+    cp_block_mlp_bwd(x, l, o);
+    cp_block_attn_bwd(x, l, o);
+}
+
+void cp_attn_core(const cp_xformer *x, const cp_layout *l, double d, double dv, double g,
+                  int bwd, cp_steps *o)
+{
+    dims D;
+    get_dims(x, l, &D);
+    D.d = d;
+    D.dv = dv;
+    D.g = g;
+    if (D.flash)
+        attn_flash(o, &D, bwd);
+    else if (bwd)
+        attn_eager_bwd(o, &D);
+    else
+        attn_eager_fwd(o, &D);
+}
+
+/* --------------------------------------------------------------------- */
+/* Building lists for other files (moe.c, mla.c)                          */
+
+cp_step *cp_steps_add(cp_steps *o, cp_step_kind k, const char *name)
+{
+    return add(o, k, name);
+}
+
+void cp_steps_gemm(cp_steps *o, const char *name, double m, double n, double k, double ein,
+                   double eout, int flags)
+{
+    gemm(o, name, m, n, k, ein, eout, flags);
+}
+
+void cp_steps_mem(cp_steps *o, const char *name, double bytes, int flags)
+{
+    mem(o, name, bytes, flags);
+}
+
+void cp_steps_comm(cp_steps *o, const char *name, cp_comm_kind k, cp_group_kind g,
+                   double bytes, int flags)
+{
+    comm(o, name, k, g, bytes, flags);
+}
+
+/* `batch` copies of the last step's GEMM. */
+static void batched(cp_steps *o, double batch)
+{
+    cp_step *s = &o->s[o->n - 1];
+    s->batch = batch;
+    s->flops *= batch;
+    s->bytes *= batch;
+}
+
+void cp_steps_linear(cp_steps *o, const char *name, double m, double n, double k, double batch,
+                     const cp_layout *l, int flags)
+{
+    cp_elem el;
+    cp_layout_elem(l, &el);
+    gemm(o, name, m, n, k, flags & CP_SF_FP8 ? el.gemm_in : el.act, el.act, flags);
+    batched(o, batch);
+}
+
+void cp_steps_linear_bwd(cp_steps *o, const char *dname, const char *wname, double m, double n,
+                         double k, double batch, const cp_layout *l, int flags)
+{
+    cp_elem el;
+    double ein, acc = l->grad_fp32 ? 8 : 2 * 2;
+    cp_layout_elem(l, &el);
+    ein = flags & CP_SF_FP8 ? el.gemm_in : el.act;
+    gemm(o, dname, m, k, n, ein, el.act, flags | CP_SF_BWD);
+    batched(o, batch);
+    gemm(o, wname, k, n, m, ein, acc, flags | CP_SF_WGRAD | CP_SF_BWD);
+    batched(o, batch);
 }
 
 /* --------------------------------------------------------------------- */

@@ -38,6 +38,8 @@ typedef enum cp_comm_kind { CP_CM_AR, CP_CM_RS, CP_CM_AG, CP_CM_P2P, CP_CM_A2A }
                             backward can hide under it: Megatron's async all-reduce) */
 #define CP_SF_HIDE 8     /* a collective a framework can overlap with the GEMM after it */
 #define CP_SF_BWD 16     /* a backward GEMM (data or weight gradient) */
+#define CP_SF_GROUPED 32 /* a grouped GEMM: `batch` experts' GEMMs of m x n x k each, one
+                            launch per expert (docs/model.md eq. E3) */
 
 typedef struct cp_step {
     cp_step_kind kind;
@@ -72,6 +74,44 @@ void cp_layout_elem(const cp_layout *l, cp_elem *el);
 /* One block's forward and backward on one GPU for one micro-batch. */
 void cp_block_fwd(const cp_xformer *x, const cp_layout *l, cp_steps *out);
 void cp_block_bwd(const cp_xformer *x, const cp_layout *l, cp_steps *out);
+
+/* The halves of a block, appended to `out`: attention (norm1 .. residual1)
+ * and the MLP (norm2 .. residual2); cp_block_fwd is attention then MLP,
+ * cp_block_bwd the MLP's backward then attention's.  A mixture-of-experts
+ * block (moe.h) puts its own MLP in place of the dense one. */
+void cp_block_attn_fwd(const cp_xformer *x, const cp_layout *l, cp_steps *out);
+void cp_block_mlp_fwd(const cp_xformer *x, const cp_layout *l, cp_steps *out);
+void cp_block_mlp_bwd(const cp_xformer *x, const cp_layout *l, cp_steps *out);
+void cp_block_attn_bwd(const cp_xformer *x, const cp_layout *l, cp_steps *out);
+
+/* Attention's core as the layout runs it (FlashAttention or eager), with
+ * query/key head width d, value head width dv and g key/value heads per
+ * GPU in place of the model's (multi-head latent attention's, mla.h);
+ * forward or backward, appended to `out`. */
+void cp_attn_core(const cp_xformer *x, const cp_layout *l, double d, double dv, double g,
+                  int bwd, cp_steps *out);
+
+/* Appending to a list, for the block variants of other files: a step (its
+ * batch 1, the rest zero); a GEMM out[m x n] = A[m x k] B[k x n] of 2 m n k
+ * FLOPs reading A and B at `ein` bytes and writing C at `eout`; a
+ * memory-bound kernel of `bytes`; a collective of `bytes` on group g.  A
+ * full list keeps its last step (the lists are sized for every variant). */
+cp_step *cp_steps_add(cp_steps *o, cp_step_kind k, const char *name);
+void cp_steps_gemm(cp_steps *o, const char *name, double m, double n, double k, double ein,
+                   double eout, int flags);
+void cp_steps_mem(cp_steps *o, const char *name, double bytes, int flags);
+void cp_steps_comm(cp_steps *o, const char *name, cp_comm_kind k, cp_group_kind g,
+                   double bytes, int flags);
+
+/* A linear layer of layout l, `batch` of them (a grouped GEMM with
+ * CP_SF_GROUPED): forward out[m x n] = in[m x k] W[k x n], its operands at
+ * the layout's GEMM element size with CP_SF_FP8, else in 16 bits; and its
+ * backward, the data gradient (m x k, inner n) then the weight gradient
+ * (k x n, inner m) accumulated into the main gradient, as ops.c's own. */
+void cp_steps_linear(cp_steps *o, const char *name, double m, double n, double k, double batch,
+                     const cp_layout *l, int flags);
+void cp_steps_linear_bwd(cp_steps *o, const char *dname, const char *wname, double m, double n,
+                         double k, double batch, const cp_layout *l, int flags);
 
 /* The input side (embedding lookup, position, dropout; its vocabulary-
  * parallel reduction) and the output side (final norm, logits GEMM,

@@ -14,7 +14,14 @@
  * in 2021; Megatron-Core and NeMo: flash attention, SP, distributed
  * optimizer and overlaps), and a micro-batch, interleaving or recompute the
  * row does not give: the fastest the model finds that fits (the runs were
- * tuned by their authors).
+ * tuned by their authors).  Mixture-of-experts rows (docs/calibration.md,
+ * "Mixture-of-experts rows"): the experts from the row's `ffn` and `moe`
+ * fields, the rest of the architecture from the family's published
+ * config.json, and the settings of Megatron-Bridge's performance recipes
+ * (expert tensor parallelism 1; DeepEP for DeepSeek-V3 with its
+ * multi-token-prediction block as one more routed block; the all-to-all
+ * dispatcher for Qwen3, whose runs drop tokens at capacity 1, equal to the
+ * balanced load; routing force-balanced: imbalance 1).
  *
  * Header-only (static functions), C11, no allocation beyond the rows.
  */
@@ -130,14 +137,52 @@ typedef struct llm_case {
     int kind;             /* 0 eq.3 TFLOP/s, 1 model TFLOP/s, 2 tokens/s/GPU, 3 ms/layer,
                              4 ms/iteration */
     double measured, measured_fwd, measured_bwd;
-    int skip;             /* 1: the row lacks the architecture (Nemotron 8B/22B), 2: MoE */
+    int skip;             /* 1: the row lacks the architecture (Nemotron 8B/22B) */
     const char *why_skip;
 } llm_case;
+
+/* The experts of a mixture-of-experts row: `ffn` "moe F xEe topK [+ shared]",
+ * `moe` "... +N shared"; and what the families' config.json files give
+ * beyond the row: DeepSeek-V3 (deepseek-ai/DeepSeek-V3): multi-head latent
+ * attention (q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128,
+ * qk_rope_head_dim 64, v_head_dim 128), first_k_dense_replace 3 dense
+ * blocks of intermediate_size 18432, sigmoid scores, one multi-token-
+ * prediction block (num_nextn_predict_layers 1); Qwen3 (Qwen/Qwen3-30B-A3B,
+ * Qwen3-235B-A22B): head_dim 128, per-head q/k RMSNorm, untied. */
+static void llm_moe_arch(const llm_row *r, cp_xformer *x)
+{
+    const char *f = r->f[C_FFN], *p;
+    if (strncmp(f, "moe ", 4) != 0)
+        return;
+    x->moe.ffn = atoll(f + 4);
+    x->moe.experts = (p = strstr(f, " x")) ? atoll(p + 2) : 0;
+    x->moe.top_k = (p = strstr(f, "top")) ? atoll(p + 3) : 0;
+    x->moe.shared_experts = (p = strstr(r->f[C_MOE], "+")) ? atoll(p + 1) : 0;
+    x->moe.shared_ffn = x->moe.shared_experts * x->moe.ffn;
+    x->moe.every = 1;
+    x->ffn = x->moe.ffn;
+    if (strstr(r->f[C_ARCH], "MLA")) {
+        x->mla.q_lora_rank = 1536;
+        x->mla.kv_lora_rank = 512;
+        x->mla.qk_nope_dim = 128;
+        x->mla.qk_rope_dim = 64;
+        x->mla.v_head_dim = 128;
+        x->head_dim = 128 + 64;
+        x->moe.dense_layers = 3;
+        x->moe.dense_ffn = 18432;
+        x->moe.router_sigmoid = 1;
+        x->layers += 1; /* the multi-token-prediction block, a routed block on the last stage */
+    }
+    if (strstr(r->f[C_MODEL], "Qwen3")) {
+        x->head_dim = 128;
+        x->qk_norm = 1;
+    }
+}
 
 /* Fill a transformer of a family from the row's dimensions. */
 static void llm_arch(const llm_row *r, cp_xformer *x)
 {
-    int llama = strstr(r->f[C_ARCH], "Llama") != NULL;
+    int llama = strstr(r->f[C_ARCH], "Llama") != NULL || strstr(r->f[C_ARCH], "MoE") != NULL;
     int nemotron = strstr(r->f[C_MODEL], "Nemotron") != NULL;
     memset(x, 0, sizeof *x);
     x->layers = llm_int(r->f[C_LAYERS]);
@@ -158,6 +203,7 @@ static void llm_arch(const llm_row *r, cp_xformer *x)
         x->qkv_bias = x->o_bias = x->mlp_bias = 1;
         x->tied = 1;
     }
+    llm_moe_arch(r, x);
     x->swiglu = cp_xf_gated(x);
 }
 
@@ -174,12 +220,12 @@ static void llm_row_setup(const llm_row *r, llm_case *c)
         c->why_skip = "architecture not published";
         return;
     }
-    if (strcmp(r->f[C_MOE], "no") != 0) {
-        c->skip = 2;
-        c->why_skip = "mixture of experts (issue 23)";
-        return;
-    }
     cp_layout_default(&c->l);
+    if (c->x.moe.experts > 0) { /* the recipes' expert settings (docs/calibration.md) */
+        c->l.ep = llm_int(r->f[C_EP]) ? llm_int(r->f[C_EP]) : 1;
+        c->l.etp = 1;
+        c->l.moe_dispatch = c->x.mla.kv_lora_rank > 0 ? CP_MOE_DEEPEP : CP_MOE_ALLTOALL;
+    }
     c->topo = a100 ? "topologies/dgx-a100-80g.json" : "topologies/hgx-h100.json";
     c->l.tp = llm_int(r->f[C_TP]) ? llm_int(r->f[C_TP]) : 1;
     c->l.pp = llm_int(r->f[C_PP]) ? llm_int(r->f[C_PP]) : 1;
@@ -308,7 +354,7 @@ typedef struct llm_eval {
 /* Groups depend only on the degrees and the machine: built once each. */
 typedef struct llm_gcache {
     const cp_topo *t;
-    int tp, cp, dp, pp;
+    int tp, cp, dp, pp, ep, etp;
     cp_groups G;
 } llm_gcache;
 
@@ -321,7 +367,8 @@ static const cp_groups *llm_groups_get(const cp_topo *t, const cp_layout *l, cp_
     int i;
     for (i = 0; i < llm_ngc; i++)
         if (llm_gc[i].t == t && llm_gc[i].tp == l->tp && llm_gc[i].cp == l->cp &&
-            llm_gc[i].dp == l->dp && llm_gc[i].pp == l->pp)
+            llm_gc[i].dp == l->dp && llm_gc[i].pp == l->pp && llm_gc[i].ep == l->ep &&
+            llm_gc[i].etp == cp_layout_etp(l))
             return &llm_gc[i].G;
     if (llm_ngc == LLM_GCACHE)
         return NULL;
@@ -330,6 +377,7 @@ static const cp_groups *llm_groups_get(const cp_topo *t, const cp_layout *l, cp_
     llm_gc[llm_ngc].t = t;
     llm_gc[llm_ngc].tp = l->tp, llm_gc[llm_ngc].cp = l->cp;
     llm_gc[llm_ngc].dp = l->dp, llm_gc[llm_ngc].pp = l->pp;
+    llm_gc[llm_ngc].ep = l->ep, llm_gc[llm_ngc].etp = cp_layout_etp(l);
     return &llm_gc[llm_ngc++].G;
 }
 
