@@ -131,6 +131,21 @@ static int parse_opts(int argc, char **argv, opts *o)
                      "deepspeed (ZeRO-1, -2, -3) or fsdp (FSDP2)"),
         OPT_CALLBACK(0, "net-gbs", "X", L, cli_llm_opt_net,
                      "every NIC's line rate, GB/s per direction (default the topology's)"),
+        OPT_CALLBACK(0, "ep", "E", L, cli_llm_opt_ep,
+                     "a mixture of experts: only expert-parallel degree E (default: every "
+                     "power of two dividing the experts and a stage's ranks)"),
+        OPT_CALLBACK(0, "etp", "T", L, cli_llm_opt_etp,
+                     "a mixture of experts: only expert tensor-parallel degree T (default: 1 "
+                     "and the layout's TP)"),
+        OPT_CALLBACK(0, "moe-imbalance", "X", L, cli_llm_opt_moe_imbalance,
+                     "the busiest expert's tokens over the mean (default 1: balanced)"),
+        OPT_CALLBACK(0, "moe-overlap", "on|off", L, cli_llm_opt_moe_overlap,
+                     "overlap the expert all-to-all with the other micro-batch's compute "
+                     "(default off)"),
+        OPT_CALLBACK(0, "moe-dispatcher", "D", L, cli_llm_opt_moe_dispatcher,
+                     "alltoall (default) or deepep"),
+        OPT_CALLBACK(0, "moe-a2a", "P", L, cli_llm_opt_moe_a2a,
+                     "auto (default), net or pool: the links the expert all-to-all takes"),
         OPT_INT(0, "top", "K", &o->top, 1, 1000, "how many layouts to print (default 10)"),
         OPT_INT(0, "threads", "N", &o->threads, 1, 64,
                 "pricing threads (default: the machine's cores)"),
@@ -300,6 +315,21 @@ static int print_json(const cp_model *m, const cp_topo *t, const opts *o,
     return cli_dump_json(root, stdout);
 }
 
+/* Expert options on a dense model are an input error (the layout's own
+ * check, cp_layout_resolve, would refuse every candidate alike). */
+static int dense_model_moe(const cp_model *m, const cp_layout *l, cp_err *e)
+{
+    const char *opt = l->ep > 1 ? "--ep" : l->etp > 0 ? "--etp" :
+                      l->moe_imbalance != 1 ? "--moe-imbalance" :
+                      l->moe_overlap > 0 ? "--moe-overlap" :
+                      l->moe_dispatch != CP_MOE_ALLTOALL ? "--moe-dispatcher" :
+                      l->moe_path != CP_A2A_AUTO ? "--moe-a2a" : NULL;
+    if (m->xf.moe.experts > 0 || !opt)
+        return CP_OK;
+    return cp_fail(e, CP_EINPUT, "%s: %s is dense (no experts in its \"transformer\" block); expert "
+                   "options need a mixture-of-experts model", opt, m->name);
+}
+
 /* One search of the machine, with or without its pool: this process's
  * part of the candidates, then (split over processes) the exchange that
  * leaves the whole ranking with the printing part. */
@@ -308,6 +338,8 @@ static int search_once(const opts *o, const cp_model *m, const cp_topo *t, const
 {
     cp_search_in in;
     int rc;
+    if ((rc = dense_model_moe(m, &o->llm.lay, e)))
+        return rc;
     memset(&in, 0, sizeof in);
     in.x = &m->xf, in.host = t, in.g = g, in.hosts = o->hosts;
     in.gbs = o->llm.lay.gbs, in.seq = o->llm.lay.seq;
@@ -318,6 +350,7 @@ static int search_once(const opts *o, const cp_model *m, const cp_topo *t, const
     in.exhaustive = o->exhaustive;
     in.offload = !o->no_offload;
     in.pool = pool;
+    in.moe = m->xf.moe.experts > 0 ? &o->llm.lay : NULL;
     rc = cp_search_run(&in, s, e);
     if (rc == CP_OK && sp && sp->exchange)
         rc = sp->exchange(&in, s, sp->ctx, e);

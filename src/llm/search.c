@@ -79,14 +79,15 @@ typedef struct enum_ctx {
 } enum_ctx;
 
 /* A layout another candidate prices at least as fast (eq. T1-T3): without
- * data parallelism the distributed optimizer shards nothing (the same as
+ * data parallelism (nor, in a mixture of experts, expert data
+ * parallelism) the distributed optimizer shards nothing (the same as
  * zero 0); offloading activations only adds copies when the GPU alone
  * holds them without recomputation; offloading the optimizer too, unless
  * the tier's step beats the GPU's. */
 static int dominated(const enum_ctx *E, const cp_layout *l)
 {
     cp_layout g = *l;
-    if (l->zero == 0 && (long)l->dp * l->cp == 1)
+    if (l->zero == 0 && (long)l->dp * l->cp == 1 && l->edp <= 1)
         return 1;
     if (!l->offload_opt && !l->offload_act)
         return 0;
@@ -120,17 +121,43 @@ static int offer(enum_ctx *E, cp_layout *l)
     return push(E->out, l, i);
 }
 
-/* Every micro-batch, chunk count and sharding of the degrees tp, cp, pp. */
+/* The expert layouts of a stage of tp x cp x dp ranks (eq. E1): EP a
+ * power of two dividing the experts and the ranks, ETP 1 (the published
+ * recipes') or, with TP, TP (Megatron-Core's default); either pinned where
+ * the settings `m` (may be NULL) give it (--ep above 1, --etp); a dense
+ * model has one, EP 1.  Fills ep[] and etp[] (room for 64), returns the
+ * count. */
+static int expert_options(const cp_xformer *x, const cp_layout *m, int tp, long ranks, int *ep,
+                          int *etp)
+{
+    int n = 0, e, t;
+    if (x->moe.experts <= 0) {
+        ep[0] = 1, etp[0] = 0;
+        return 1;
+    }
+    for (t = 1; t <= tp; t = t == 1 && tp > 1 ? tp : tp + 1)
+        for (e = 1; e <= x->moe.experts && (long)e * t <= ranks && n < 64; e *= 2)
+            if (x->moe.experts % e == 0 && ranks % ((long)e * t) == 0 && x->moe.ffn % t == 0 &&
+                (!m || m->ep <= 1 || m->ep == e) && (!m || m->etp <= 0 || m->etp == t)) {
+                ep[n] = e, etp[n] = t;
+                n++;
+            }
+    return n;
+}
+
+/* Every micro-batch, chunk count, sharding and expert division of the
+ * degrees tp, cp, pp. */
 static int enumerate_inner(enum_ctx *E, int tp, int cp, int pp)
 {
     const cp_search_in *in = E->in;
     const cp_xformer *x = in->x;
     long dp = E->gpus / ((long)tp * cp * pp), per;
-    int mbs, vp, k, nz, z[3], max_vp = in->max_vp > 0 ? in->max_vp : 16;
+    int mbs, vp, k, nz, z[3], max_vp = in->max_vp > 0 ? in->max_vp : 16, ne, ep[64], etp[64];
     if (dp < 1 || in->gbs % dp)
         return 0;
     per = in->gbs / dp;
     nz = zero_options(in->fw, pp, z);
+    ne = expert_options(x, in->moe, tp, (long)tp * cp * dp, ep, etp);
     for (vp = 1; vp <= (pp > 1 ? max_vp : 1); vp++) {
         long chunks = (long)pp * vp;
         if (x->layers % chunks && (pp < 2 || (x->layers + 2) % chunks))
@@ -140,7 +167,7 @@ static int enumerate_inner(enum_ctx *E, int tp, int cp, int pp)
         for (mbs = 1; mbs <= per; mbs *= 2) {
             if (per % mbs)
                 continue;
-            for (k = 0; k < nz; k++) {
+            for (k = 0; k < nz * ne; k++) {
                 int to, ta;
                 for (to = 0; to < 3; to++)
                     for (ta = 0; ta < 3; ta++) {
@@ -151,10 +178,15 @@ static int enumerate_inner(enum_ctx *E, int tp, int cp, int pp)
                         if ((to && !E->tiers->t[to].available) ||
                             (ta && !E->tiers->t[ta].available))
                             continue;
-                        cp_layout_default(&l);
+                        if (in->moe)
+                            l = *in->moe;
+                        else
+                            cp_layout_default(&l);
                         l.tp = tp, l.cp = cp, l.pp = pp, l.vp = vp, l.dp = (int)dp;
                         l.mbs = mbs, l.gbs = in->gbs, l.seq = in->seq;
-                        l.precision = in->precision, l.fw = in->fw, l.zero = z[k];
+                        l.precision = in->precision, l.fw = in->fw, l.zero = z[k % nz];
+                        l.ep = ep[k / nz], l.etp = etp[k / nz];
+                        l.recompute_layers = 0;
                         l.recompute = CP_RC_AUTO;
                         l.offload_opt = to, l.offload_act = ta;
                         if (offer(E, &l))

@@ -39,6 +39,9 @@ typedef struct cp_search_in {
     int offload;              /* 1: also try the memory tiers (optimizer, activations) */
     int pool;                 /* 1: the pool's tiers and data-parallel route too */
     int exhaustive;           /* 1: price every layout that fits (no bound): for checking */
+    /* a mixture of experts' settings every candidate takes (the search
+     * varies EP and ETP): NULL for Megatron-Core's defaults */
+    const cp_layout *moe;
 } cp_search_in;
 
 typedef struct cp_search_hit {

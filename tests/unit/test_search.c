@@ -137,6 +137,39 @@ static void test_space_by_hand(void **state)
 /* Pruning never drops the optimum: the bounded search's best three equal
  * the exhaustive search's, layout and time; on GPUs of 1 GB, where
  * memory decides. */
+/* The same space for a mixture of experts of 4 experts (top 2, 128
+ * wide): each row's tp cp pp dp layouts times its expert divisions of the
+ * stage's tp x cp x dp ranks: EP a power of two dividing 4 and the ranks,
+ * ETP 1, or ETP = TP with EP x TP dividing the ranks:
+ *   ranks 1 (1 1 4 1):            EP 1                     = 1  x 8  =  8
+ *   ranks 2, tp 1 (1 1 2 2, 1 2 2 1): EP 1, 2              = 2  x 24 = 48
+ *   ranks 4, tp 1 (1 1 1 4, 1 2 1 2, 1 4 1 1): EP 1, 2, 4  = 3  x 18 = 54
+ *   ranks 2, tp 2 (2 1 2 1):      ETP 1: EP 1, 2; ETP 2: 1 = 3  x 14 = 42
+ *   ranks 4, tp 2 (2 1 1 2, 2 2 1 1): ETP 1: 1, 2, 4; ETP 2: 1, 2 = 5 x 14 = 70
+ * 222 layouts.  Zero 0 is dominated where the distributed optimizer
+ * shards nothing, dp cp = 1 and the expert data-parallel group of one:
+ * 1 1 4 1's 4, and 2 1 2 1's 7 for each of EP 2 / ETP 1 and EP 1 / ETP 2
+ * (edp 2 / 2 = 1; EP 1 / ETP 1 leaves edp 2): 4 + 14 = 18.  The bounded
+ * search finds the exhaustive one's best. */
+static void test_space_moe(void **state)
+{
+    cp_xformer x = model();
+    cp_topo *t = host("100", "10");
+    cp_search_out s, all;
+    (void)state;
+    x.moe.experts = 4, x.moe.top_k = 2, x.moe.ffn = 128, x.moe.every = 1;
+    search(&x, t, 3, 0, 0, 0, 1, &s);
+    assert_int_equal(s.considered, 222);
+    assert_int_equal(s.dominated, 18);
+    search(&x, t, 3, 1, 0, 0, 1, &all);
+    assert_int_equal(s.nhits, 3);
+    assert_int_equal(s.hits[0].index, all.hits[0].index);
+    assert_true(s.hits[0].r.iteration_ms == all.hits[0].r.iteration_ms);
+    cp_search_free(&s);
+    cp_search_free(&all);
+    cp_topo_free(t);
+}
+
 static void test_pruning_keeps_optimum(void **state)
 {
     cp_xformer x = model();
@@ -294,6 +327,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_space_by_hand),
+        cmocka_unit_test(test_space_moe),
         cmocka_unit_test(test_pruning_keeps_optimum),
         cmocka_unit_test(test_best_beats_every_layout),
         cmocka_unit_test(test_slow_tier_never_chosen),
