@@ -3,6 +3,7 @@
  * (see summary.h).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/summary.h"
@@ -172,10 +173,74 @@ static int topo_bottlenecks(const cp_topo *t, FILE *f, cp_err *e)
     return CP_OK;
 }
 
+/* Two GPUs are the same part when every datasheet figure agrees. */
+static int same_part(const cp_node *a, const cp_node *b)
+{
+    return ((!a->model && !b->model) || (a->model && b->model && !strcmp(a->model, b->model))) &&
+           a->tflops == b->tflops && a->tflops_fp16 == b->tflops_fp16 &&
+           a->tflops_fp8 == b->tflops_fp8 && a->sms == b->sms && a->mem_gbs == b->mem_gbs &&
+           a->capacity_gb == b->capacity_gb;
+}
+
+/* "67 FP32, 989 FP16/BF16, 1979 FP8 dense TFLOP/s, 132 SMs, 4800 GB/s, 150.76
+ * GB": the figures the file gives, "no figures" when none. */
+static void gpu_figures(const cp_node *n, char *buf, size_t cap)
+{
+    size_t u = 0;
+    buf[0] = '\0';
+#define PUT(...) (u += (size_t)snprintf(buf + u, u < cap ? cap - u : 0, __VA_ARGS__))
+    if (n->tflops > 0)
+        PUT("%g FP32", n->tflops);
+    if (n->tflops_fp16 > 0)
+        PUT("%s%g FP16/BF16", u ? ", " : "", n->tflops_fp16);
+    if (n->tflops_fp8 > 0)
+        PUT("%s%g FP8", u ? ", " : "", n->tflops_fp8);
+    if (u)
+        PUT(" dense TFLOP/s");
+    if (n->sms > 0)
+        PUT("%s%d SMs", u ? ", " : "", n->sms);
+    if (n->mem_gbs > 0)
+        PUT("%s%g GB/s", u ? ", " : "", n->mem_gbs);
+    if (n->capacity_gb > 0)
+        PUT("%s%g GB", u ? ", " : "", n->capacity_gb);
+    if (!u)
+        PUT("no figures");
+#undef PUT
+}
+
+/* One line per distinct GPU part (at most 8; the rest counted): what the
+ * compute and memory models read.  Linear in the GPUs. */
+static void topo_gpus(const cp_topo *t, FILE *f)
+{
+    enum { MAX_PARTS = 8 };
+    int part[MAX_PARTS], count[MAX_PARTS], nparts = 0, other = 0, gi, k;
+    char fig[256];
+    for (gi = 0; gi < t->ngpus; gi++) {
+        const cp_node *n = &t->nodes[t->gpus[gi]];
+        for (k = 0; k < nparts && !same_part(&t->nodes[part[k]], n); k++)
+            ;
+        if (k < nparts)
+            count[k]++;
+        else if (nparts < MAX_PARTS) {
+            part[nparts] = t->gpus[gi];
+            count[nparts++] = 1;
+        } else
+            other++;
+    }
+    for (k = 0; k < nparts; k++) {
+        const cp_node *n = &t->nodes[part[k]];
+        gpu_figures(n, fig, sizeof fig);
+        fprintf(f, "gpus: %d x %s: %s\n", count[k], n->model ? n->model : "(no model)", fig);
+    }
+    if (other)
+        fprintf(f, "gpus: %d of other parts\n", other);
+}
+
 int cli_info_topo(const cp_topo *t, FILE *f, cp_err *e)
 {
     int i;
     cli_summary_topo(t, f);
+    topo_gpus(t, f);
     fprintf(f, "links:\n");
     topo_link_kinds(t, f);
     for (i = 0; i < t->nnodes; i++) {
