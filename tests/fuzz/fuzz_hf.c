@@ -7,7 +7,8 @@
  * conversion that succeeds must load, with the model invariants of
  * fuzz_model.c that an importer can break (positive element counts under
  * the limit, layers that exist, finite FLOPs, parameter sums), and every
- * tensor name unique (the loader checks that too).  Each input is tried
+ * tensor name unique (the loader checks that too), and for a decoder LM
+ * the parameters its transformer block implies equal the tensors' sum.  Each input is tried
  * with the defaults and with --seq-len 1, so that the capped and the
  * shortest sequence both run.
  */
@@ -33,6 +34,13 @@ static void check_model(const cp_model *m)
     for (i = 0; i < m->nlayers; i++)
         FUZZ_REQUIRE(m->layers[i].flops >= 0 && isfinite(m->layers[i].flops));
     FUZZ_REQUIRE(sum == m->params && m->batch == 1);
+    /* a decoder LM (not BERT, whose block does not describe its token types,
+     * pooler and masked-LM head): the block counts the same parameters */
+    if (m->xf.vocab > 0 && !strstr(m->tensors[0].name, "word_embeddings")) {
+        int64_t total, active;
+        cp_xf_params(&m->xf, &total, &active);
+        FUZZ_REQUIRE(total == m->params && active <= total && active > 0);
+    }
 }
 
 static void run(const char *text, size_t size, int64_t seq_len)
