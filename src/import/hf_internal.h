@@ -22,7 +22,6 @@
 
 #include "core/err.h"
 #include "core/jsondoc.h"
-#include "import/hf_config.h"
 #include "model/model.h"
 
 /* Sanity bounds on config values: above them a value is refused as a typing

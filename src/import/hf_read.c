@@ -269,7 +269,7 @@ static int read_layer_types(const cp_jdoc *d, cp_err *e, hf_dims *c)
                             (long long)c->layers);
     for (i = 0; i < n; i++) {
         const char *s = json_string_value(json_array_get(lt, i));
-        if (!s || (strcmp(s, "sliding_attention") && strcmp(s, "full_attention"))) {
+        if (!s || (strcmp(s, "sliding_attention") != 0 && strcmp(s, "full_attention") != 0)) {
             char where[64];
             snprintf(where, sizeof where, "layer_types[%lld]", (long long)i);
             return cp_jdoc_fail(d, e, json_array_get(lt, i), NULL, where,
@@ -442,11 +442,11 @@ static int read_deepseek_moe(const cp_jdoc *d, cp_err *e, hf_dims *c)
         return cp_jdoc_fail(d, e, d->root, "moe_layer_freq", "",
                             "a MoE block every %lld blocks is not modelled (DeepSeek-V2 and V3 "
                             "use 1); expected 1", (long long)freq);
-    if (strcmp(score, "sigmoid") && strcmp(score, "softmax"))
+    if (strcmp(score, "sigmoid") != 0 && strcmp(score, "softmax") != 0)
         return cp_jdoc_fail(d, e, d->root, "scoring_func", "",
                             "\"%s\": expected \"sigmoid\" or \"softmax\"", score);
-    if (strcmp(method, "noaux_tc") && strcmp(method, "greedy") &&
-        strcmp(method, "group_limited_greedy"))
+    if (strcmp(method, "noaux_tc") != 0 && strcmp(method, "greedy") != 0 &&
+        strcmp(method, "group_limited_greedy") != 0)
         return cp_jdoc_fail(d, e, d->root, "topk_method", "",
                             "\"%s\": expected \"noaux_tc\", \"greedy\" or "
                             "\"group_limited_greedy\"", method);
