@@ -167,6 +167,8 @@ static int read_config(const cp_jdoc *d, const cp_hf_opts *o, hf_dims *c, cp_err
                             "deepseek_v3, gpt_oss)", c->model_type);
     c->type = &types[t];
     c->tied = types[t].tied;
+    c->max_tensors = o->max_tensors > 0 && o->max_tensors < HF_MAX_TENSORS ? o->max_tensors
+                                                                           : HF_MAX_TENSORS;
     switch (types[t].fam) {
     case FAM_BERT: rc = hf_read_bert(d, e, c); break;
     case FAM_GPT2: rc = hf_read_gpt2(d, e, c); break;
@@ -376,6 +378,7 @@ void cp_hf_opts_default(cp_hf_opts *o)
     o->batch = 1;
     o->dtype = "fp32";
     o->arch = NULL;
+    o->max_tensors = 0;
 }
 
 int cp_import_hf_config(const char *path, const char *text, size_t len,

@@ -55,6 +55,9 @@ typedef struct cp_hf_opts {
     int64_t batch;      /* per-GPU batch written as compute.batch (default 1) */
     const char *dtype;  /* gradient dtype: "fp32" (default), "fp16", "bf16" */
     const char *arch;   /* architecture overriding architectures[0]; NULL: the file's */
+    int64_t max_tensors; /* refuse a conversion of more tensors (0: the converter's
+                          * limit, 262,144); a caller converting many configs (the
+                          * fuzzer) caps its work with it */
 } cp_hf_opts;
 
 /* Fill the defaults above. */

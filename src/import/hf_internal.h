@@ -131,6 +131,7 @@ typedef struct hf_dims {
     const char *hidden_key;  /* the family's key names, for messages */
     const char *pos_key;
     const char *storage;     /* a quantized checkpoint's format ("fp8", "mxfp4"), or NULL */
+    int64_t max_tensors;     /* the most tensors a conversion may make (cp_hf_opts) */
 } hf_dims;
 
 /* ------------------------------------------------------------------------ */

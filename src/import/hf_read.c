@@ -519,11 +519,11 @@ static int check_sizes(const cp_jdoc *d, cp_err *e, const hf_dims *c)
     double per_block = 16 + (c->type->fam == FAM_GPT_OSS ? 0 : 3 * (double)c->experts);
     cp_xformer x;
     memset(&x, 0, sizeof x);
-    if ((double)c->layers * per_block > HF_MAX_TENSORS)
-        return cp_jdoc_fail(d, e, d->root, ex, "",
-                            "%lld experts in %lld blocks make over %d tensors, the "
+    if ((double)c->layers * per_block > (double)c->max_tensors)
+        return cp_jdoc_fail(d, e, d->root, c->experts ? ex : "num_hidden_layers", "",
+                            "%lld experts in %lld blocks make over %lld tensors, the "
                             "converter's limit", (long long)c->experts, (long long)c->layers,
-                            HF_MAX_TENSORS);
+                            (long long)c->max_tensors);
     if ((double)c->experts * (double)c->hidden * 2 * (double)c->moe_inner >
         (double)CP_MAX_NUMEL)
         return cp_jdoc_fail(d, e, d->root, "intermediate_size", "",

@@ -806,6 +806,46 @@ static void test_tiny_mla_flops(void **state)
 /* ------------------------------------------------------------------------ */
 /* FLOPs, options and variants on tiny configs                               */
 
+/* The small variants in tests/data/good/hf/: Qwen2-MoE's mlp_only_layers
+ * [0] (block 0 dense), Qwen3-MoE's decoder_sparse_step 2 with tied
+ * embeddings, Nemotron with every bias, GPT-OSS's fused experts; each block
+ * counts what its tensors hold. */
+static void test_small_variants(void **state)
+{
+    cp_model *m = good(GOOD "tiny-qwen2-moe.json", NULL);
+    (void)state;
+    assert_int_equal(m->xf.moe.dense_layers, 1);
+    assert_int_equal(cp_xf_moe_block(&m->xf, 0), 0);
+    /* block 0's dense MLP of intermediate_size 32: gate_proj [32, 16] */
+    assert_int_equal(m->tensors[tensor_index(m, "model.layers.0.mlp.gate_proj.weight")].shape[0],
+                     32);
+    assert_int_equal(tensor_index(m, "model.layers.0.mlp.gate.weight"), -1);
+    assert_true(tensor_index(m, "model.layers.1.mlp.shared_expert_gate.weight") > 0);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+    m = good(GOOD "tiny-qwen3-moe.json", NULL);
+    /* (i + 1) % 2 == 0: block 1 only */
+    assert_int_equal(cp_xf_moe_block(&m->xf, 0), 0);
+    assert_int_equal(cp_xf_moe_block(&m->xf, 1), 1);
+    assert_int_equal(m->xf.moe.every, 2);
+    assert_int_equal(m->xf.tied, 1);
+    assert_int_equal(tensor_index(m, "lm_head.weight"), -1);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+    m = good(GOOD "tiny-nemotron.json", NULL);
+    /* q, k, v, o with biases, up and down with biases, two LayerNorms with
+     * bias: 8 + 4 + 4 tensors a block; embed, 2 blocks, norm (2), lm_head */
+    assert_int_equal(m->ntensors, 1 + 2 * 16 + 2 + 1);
+    assert_int_equal(m->xf.o_bias, 1);
+    assert_int_equal(m->xf.mlp_bias, 1);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+    m = good(GOOD "tiny-gpt-oss.json", NULL);
+    assert_int_equal(m->xf.window_every, 2);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+}
+
 /* Sliding windows: Mistral's on every block (a query attends to the window
  * when it is shorter than the sequence); GPT-OSS's layer_types, sliding at
  * 0 and 3 of 4 blocks (every 3), or nowhere. */
@@ -1095,6 +1135,12 @@ static void test_refusals(void **state)
     o.seq_len = 513;
     refused(GOOD "bert-base-uncased.json", &o, 13, 30,
             "--seq-len 513 is longer than max_position_embeddings 512");
+    /* the converter's tensor cap (the fuzzer's 4096): DeepSeek-V3's 61 x (16
+     * + 3 x 256) tensors are over it, blamed on n_routed_experts (line 23,
+     * `  "n_routed_experts": 256,`, column 23) */
+    cp_hf_opts_default(&o);
+    o.max_tensors = 4096;
+    refused(GOOD "deepseek-v3.json", &o, 23, 23, "make over 4096 tensors");
     /* --arch of another family: about the option, no position */
     cp_hf_opts_default(&o);
     o.arch = "GPT2Model";
@@ -1148,6 +1194,7 @@ int main(void)
         cmocka_unit_test(test_tiny_moe_flops),
         cmocka_unit_test(test_tiny_mla_flops),
         cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_small_variants),
         cmocka_unit_test(test_tiny_llama_flops),
         cmocka_unit_test(test_tiny_bert_flops),
         cmocka_unit_test(test_default_sequence),
