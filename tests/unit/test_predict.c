@@ -630,7 +630,8 @@ static void test_tensor_parallel_by_hand(void **state)
 {
     static const int64_t numel[] = {3 * MIB, MIB};
     cp_model *m = make_model(numel, NULL, 2);
-    cp_xformer x = {2, 250, 2, 2, 1000, 125, 0, 0, 0};
+    cp_xformer x = {.layers = 2, .hidden = 250, .heads = 2, .kv_heads = 2, .ffn = 1000,
+                    .seq = 125};
     cp_topo *t;
     cp_predictor pr;
     cp_predict_opts o;
@@ -862,7 +863,8 @@ static void test_activations_by_hand(void **state)
 {
     static const int64_t numel[] = {100};
     cp_model *m = make_model(numel, NULL, 1);
-    cp_xformer x = {3, 8, 2, 2, 32, 4, 0, 0, 0.1};
+    cp_xformer x = {.layers = 3, .hidden = 8, .heads = 2, .kv_heads = 2, .ffn = 32, .seq = 4,
+                    .dropout = 0.1};
     (void)state;
     m->dtype = CP_FP16;
     m->batch = 2;
