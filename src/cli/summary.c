@@ -94,12 +94,13 @@ static void info_attention(const cp_xformer *x, FILE *f)
             x->o_bias ? "yes" : "no", x->mlp_bias ? "yes" : "no",
             x->qk_norm ? ", query/key norms" : "", x->attn_sinks ? ", sink logits" : "",
             x->vocab > 0 ? (x->tied ? ", LM head tied" : ", LM head untied") : "");
-    if (x->window > 0)
-        fprintf(f, "sliding window: %lld tokens on %s\n", (long long)x->window,
-                x->window_every == 1 ? "every block" : "every other block");
-    if (x->window > 0 && x->window_every > 2)
-        fprintf(f, "  (blocks 0, %lld, %lld, ...: one in %lld)\n", (long long)x->window_every,
-                2 * (long long)x->window_every, (long long)x->window_every);
+    if (x->window > 0 && x->window_every == 1)
+        fprintf(f, "sliding window: %lld tokens on every block\n", (long long)x->window);
+    else if (x->window > 0)
+        fprintf(f, "sliding window: %lld tokens on blocks 0, %lld, %lld, ... (one in %lld), "
+                   "the others attend fully\n", (long long)x->window,
+                (long long)x->window_every, 2 * (long long)x->window_every,
+                (long long)x->window_every);
     if (x->mla.kv_lora_rank > 0)
         fprintf(f, "latent attention (MLA): query rank %lld, key/value rank %lld, per head "
                    "%lld + %lld rotary query/key, %lld value\n",
