@@ -153,17 +153,22 @@ BATCH = {"resnet50": 112, "vgg16": 64, "bert-base": 32, "bert-large": 16, "gpt2"
          "gpt2-medium": 4}
 
 
-# Transformer dimensions for the activation estimate (docs/model.md, eq. M2),
-# from the models' published configs: BertModel has no head (no logits);
-# GPT2LMHeadModel's lm_head computes logits over the 50,257-token vocabulary.
-# Both use GELU MLPs of 4 x hidden and dropout 0.1.
+# Transformer architecture (docs/formats.md, "Transformer"; the activation
+# estimate of docs/model.md, eq. M2), from the models' published configs:
+# BertModel has no head (no logits); GPT2LMHeadModel's lm_head computes
+# logits over the 50,257-token vocabulary with the token embedding's weight
+# (tied).  Both use GELU MLPs of 4 x hidden, LayerNorm, biases on every
+# projection, learned position tables (BERT 512 rows, GPT-2 1024) and
+# dropout 0.1.
 TRANSFORMER = {
-    "bert-base": {"layers": 12, "hidden": 768, "heads": 12, "ffn": 3072, "seq": BERT_SEQ},
-    "bert-large": {"layers": 24, "hidden": 1024, "heads": 16, "ffn": 4096, "seq": BERT_SEQ},
+    "bert-base": {"layers": 12, "hidden": 768, "heads": 12, "ffn": 3072, "seq": BERT_SEQ,
+                  "max_positions": 512},
+    "bert-large": {"layers": 24, "hidden": 1024, "heads": 16, "ffn": 4096, "seq": BERT_SEQ,
+                   "max_positions": 512},
     "gpt2": {"layers": 12, "hidden": 768, "heads": 12, "ffn": 3072, "seq": GPT2_SEQ,
-             "vocab": 50257},
+             "vocab": 50257, "max_positions": 1024, "tied": True},
     "gpt2-medium": {"layers": 24, "hidden": 1024, "heads": 16, "ffn": 4096, "seq": GPT2_SEQ,
-                    "vocab": 50257},
+                    "vocab": 50257, "max_positions": 1024, "tied": True},
 }
 
 
@@ -189,7 +194,9 @@ def build(rows, name, flops_fn, extra_fn, description):
                          "vgg16: docs/models.md); no measured time"},
              "layers": out_layers, "tensors": tensors}
     if name in TRANSFORMER:
-        model["transformer"] = dict(TRANSFORMER[name], mlp="gelu", dropout=0.1)
+        model["transformer"] = dict(TRANSFORMER[name], mlp="gelu", norm="layernorm",
+                                    position="learned", qkv_bias=True, o_bias=True,
+                                    mlp_bias=True, dropout=0.1)
     return model
 
 

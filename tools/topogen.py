@@ -111,12 +111,18 @@ CAL_NVLS = {"H100": 0.7822}
 # NVLinks (../shared/data/README.md).  V100 and P100 keep the fit.
 NVLINK_NCCL_EFF = {"A100": 20.0 / 25, "H100": 20.6 / 25}
 
+# The NVLink generation of a part: the H200 is a Hopper GPU with the H100's
+# NVLink 4 and NVSwitch gen 3 (NCCL charges every SM90 part SM90_NVLINK_BW),
+# so it takes the H100's cap and NVLS fit.
+NVLINK_GEN_OF = {"A100": "A100", "H100": "H100", "H200": "H100"}
+
 
 def nvlink_generation(nodes):
-    """A100 or H100 when the machine's GPUs are of one of those, else None."""
+    """A100 or H100 when the machine's GPUs are of one of those generations,
+    else None."""
     for n in nodes:
-        for gen in NVLINK_NCCL_EFF:
-            if n["kind"] == "gpu" and gen in n.get("model", ""):
+        for part, gen in NVLINK_GEN_OF.items():
+            if n["kind"] == "gpu" and part in n.get("model", ""):
                 return gen
     return None
 
@@ -129,6 +135,8 @@ def nvlink_generation(nodes):
 #  - ib-edr / ib-hdr / ib-ndr: NCCL's per-NIC ceilings (NOTES.md).
 FABRIC = {"aws-p5": "efa-2024", "dgx1-v100": "ib-edr", "dgx1-p100": "ib-edr",
           "dgx-a100": "ib-hdr", "hgx-h100": "ib-ndr",
+          "dgx-a100-80g": "ib-hdr",   # the dgx-a100 board and NICs (the Selene node)
+          "hgx-h200": "ib-ndr",       # 400 Gb/s NDR NICs, as hgx-h100
           "cccl-pod": "ib-hdr",       # one 200 Gb/s InfiniBand NIC a host
           "hgx-h100-pod": "ib-ndr"}   # the hgx-h100 host's 400 Gb/s NICs
 
@@ -176,7 +184,8 @@ def aws_network(name):
 # iteration time is given (docs/model.md, eq. P0).
 GPU_TFLOPS = {
     "V100-SXM2-16GB": 15.7, "V100-SXM2-32GB": 15.7, "P100-SXM2-16GB": 10.6,
-    "A100-SXM4-40GB": 19.5, "H100-SXM5-80GB": 67, "T4-16GB": 8.1,
+    "A100-SXM4-40GB": 19.5, "A100-SXM4-80GB": 19.5, "H100-SXM5-80GB": 67,
+    "H200-SXM-141GB": 67, "T4-16GB": 8.1,
 }
 
 # Peak dense FP16/BF16 TFLOP/s per GPU, tensor cores where the part has them
@@ -186,7 +195,23 @@ GPU_TFLOPS = {
 # compute is estimated (docs/model.md, eq. P0).
 GPU_TFLOPS_FP16 = {
     "V100-SXM2-16GB": 125, "V100-SXM2-32GB": 125, "P100-SXM2-16GB": 21.2,
-    "A100-SXM4-40GB": 312, "H100-SXM5-80GB": 989, "T4-16GB": 65,
+    "A100-SXM4-40GB": 312, "A100-SXM4-80GB": 312, "H100-SXM5-80GB": 989,
+    "H200-SXM-141GB": 989, "T4-16GB": 65,
+}
+
+# Peak dense FP8 TFLOP/s, Hopper tensor cores (NVIDIA H100 datasheet: H100
+# SXM5 3,958 with sparsity, 1,979 dense; H200 datasheet: the same).  Parts
+# before Hopper have no FP8 tensor cores and carry no tflops_fp8.
+GPU_TFLOPS_FP8 = {"H100-SXM5-80GB": 1979, "H200-SXM-141GB": 1979}
+
+# Streaming multiprocessors per GPU (NVIDIA architecture whitepapers: Tesla
+# P100 56, Tesla V100 80, A100 108, H100 SXM5 132 (H100 PCIe 114); T4 40 (the
+# Turing whitepaper's TU104 in its T4 configuration); H200 132, the H100 SXM5
+# die).  For GEMM wave quantisation in the large-model compute model.
+GPU_SMS = {
+    "V100-SXM2-16GB": 80, "V100-SXM2-32GB": 80, "P100-SXM2-16GB": 56,
+    "A100-SXM4-40GB": 108, "A100-SXM4-80GB": 108, "H100-SXM5-80GB": 132,
+    "H200-SXM-141GB": 132, "T4-16GB": 40,
 }
 
 # Device memory bandwidth per GPU, GB/s, read and write combined (NVIDIA
@@ -195,15 +220,19 @@ GPU_TFLOPS_FP16 = {
 # around each all-reduce (docs/model.md, eq. P7).
 GPU_MEM_GBS = {
     "V100-SXM2-16GB": 900, "V100-SXM2-32GB": 900, "P100-SXM2-16GB": 732,
-    "A100-SXM4-40GB": 1555, "H100-SXM5-80GB": 3350, "T4-16GB": 320,
+    "A100-SXM4-40GB": 1555, "A100-SXM4-80GB": 2039, "H100-SXM5-80GB": 3350,
+    "H200-SXM-141GB": 4800, "T4-16GB": 320,
 }
 
 # Device memory per GPU, GB (1e9 bytes), as nvidia-smi's memory.total reports
-# it in MiB: the "16 GB" boards 16,384 MiB (T4 15,360), A100 40GB 40,960, H100
-# SXM5 80GB 81,559.  Sets what model states must fit in (docs/model.md, eq. M1).
+# it in MiB: the "16 GB" boards 16,384 MiB (T4 15,360), A100 40GB 40,960, A100
+# 80GB 81,920, H100 SXM5 80GB 81,559, H200 143,771 (the datasheet's "141 GB"
+# is GiB less the driver's reserve).  Sets what model states must fit in
+# (docs/model.md, eq. M1).
 GPU_CAPACITY_GB = {
     "V100-SXM2-16GB": 17.18, "V100-SXM2-32GB": 34.36, "P100-SXM2-16GB": 17.18,
-    "A100-SXM4-40GB": 42.95, "H100-SXM5-80GB": 85.52, "T4-16GB": 16.11,
+    "A100-SXM4-40GB": 42.95, "A100-SXM4-80GB": 85.9, "H100-SXM5-80GB": 85.52,
+    "H200-SXM-141GB": 150.76, "T4-16GB": 16.11,
 }
 
 # ---------------------------------------------------------------------------
@@ -230,9 +259,13 @@ class Topo:
             kw["tflops_fp16"] = GPU_TFLOPS_FP16[kw["model"]]
         if kind == "gpu" and "capacity_gb" not in kw and kw.get("model") in GPU_CAPACITY_GB:
             kw["capacity_gb"] = GPU_CAPACITY_GB[kw["model"]]
+        if kind == "gpu" and "tflops_fp8" not in kw and kw.get("model") in GPU_TFLOPS_FP8:
+            kw["tflops_fp8"] = GPU_TFLOPS_FP8[kw["model"]]
+        if kind == "gpu" and "sms" not in kw and kw.get("model") in GPU_SMS:
+            kw["sms"] = GPU_SMS[kw["model"]]
         for k in ("model", "mem_gbs", "reduce_gbs", "capacity_gb", "net_gbs",
-                  "net_latency_us", "tflops", "tflops_fp16", "read_gbs", "write_gbs",
-                  "access_latency_us"):
+                  "net_latency_us", "tflops", "tflops_fp16", "tflops_fp8", "sms", "read_gbs",
+                  "write_gbs", "access_latency_us"):
             if k in kw:
                 n[k] = kw.pop(k)
         assert not kw, kw
@@ -417,9 +450,10 @@ def dgx1_p100():
             "bidirectional total)"})
 
 
-def dgx_a100():
+def dgx_a100(gpu="A100-SXM4-40GB", name="dgx-a100", note=None):
+    """DGX A100 board; gpu, name and note give the 80 GB system (dgx_a100_80g)."""
     t = Topo(
-        "dgx-a100",
+        name, note or
         "NVIDIA DGX A100: 8x A100-SXM4-40GB on 6 NVSwitch (gen 2) chips, 12 NVLink 3 per GPU "
         "(2 to each chip), 4 PCIe Gen4 switches each with 2 GPUs and 2 HDR NICs, 2x AMD EPYC "
         "7742. Sources of every number in docs/topologies.md#dgx-a100")
@@ -430,7 +464,7 @@ def dgx_a100():
                note="2 GPUs + 2 compute NICs per switch (DGX A100 user guide; the same grouping "
                     "as ../shared/data/topologies/azure-ndv4-topo.xml)" if s == 0 else None)
     for g in range(8):
-        t.node("gpu%d" % g, "gpu", model="A100-SXM4-40GB")
+        t.node("gpu%d" % g, "gpu", model=gpu)
     for k in range(8):
         t.node("nic%d" % k, "nic", model="ConnectX-6 HDR 200G",
                note="200 Gb/s HDR InfiniBand = 25 GB/s" if k == 0 else None,
@@ -452,9 +486,10 @@ def dgx_a100():
     return t
 
 
-def hgx_h100():
+def hgx_h100(gpu="H100-SXM5-80GB", name="hgx-h100", note=None):
+    """HGX H100 8-GPU board; gpu, name and note give the H200 board (hgx_h200)."""
     t = Topo(
-        "hgx-h100",
+        name, note or
         "NVIDIA HGX H100 8-GPU: 8x H100-SXM5 on 4 NVSwitch (gen 3) chips with 5/5/4/4 NVLink 4 "
         "per GPU (18), 8 PCIe Gen5 switches each with 1 GPU + 1 NIC (2 sockets x 4 switches, "
         "as in ../shared/data/topologies/ibm-cloud-gx3d-8xh100-topo.xml), 8x 400G NDR NICs, "
@@ -466,7 +501,7 @@ def hgx_h100():
                note="1 GPU + 1 NIC per switch, 4 switches per socket (IBM gx3d dump)"
                     if s == 0 else None)
     for g in range(8):
-        t.node("gpu%d" % g, "gpu", model="H100-SXM5-80GB")
+        t.node("gpu%d" % g, "gpu", model=gpu)
     for k in range(8):
         t.node("nic%d" % k, "nic", model="ConnectX-7 NDR 400G",
                note="400 Gb/s NDR = 50 GB/s (HGX/DGX H100 configuration; the IBM gx3d dump "
@@ -496,6 +531,30 @@ def hgx_h100():
            note="UPI between Sapphire Rapids sockets; NCCL charges 22 GB/s (its Sapphire Rapids "
                 "constant in src/graph/topo.h)")
     return t
+
+
+def dgx_a100_80g():
+    """The 640 GB DGX A100, Selene's node (Narayanan et al., SC'21): the dgx-a100
+    board, NICs and calibration with A100-SXM4-80GB GPUs."""
+    return dgx_a100(
+        "A100-SXM4-80GB", "dgx-a100-80g",
+        "NVIDIA DGX A100 640GB, the Selene node: 8x A100-SXM4-80GB (HBM2e 2,039 GB/s, 312 "
+        "TFLOP/s BF16 dense, 108 SMs) on 6 NVSwitch (gen 2) chips, 12 NVLink 3 per GPU (2 to "
+        "each chip, 300 GB/s per direction per GPU), 4 PCIe Gen4 switches each with 2 GPUs and "
+        "2 HDR NICs (8x 200 Gb/s), 2x AMD EPYC 7742; as dgx-a100 but for the GPUs. Sources of "
+        "every number in docs/topologies.md#dgx-a100-80g")
+
+
+def hgx_h200():
+    """HGX H200 8-GPU board: the hgx-h100 board (NVSwitch gen 3, PCIe Gen5, 8x
+    400 Gb/s NICs) with H200 GPUs."""
+    return hgx_h100(
+        "H200-SXM-141GB", "hgx-h200",
+        "NVIDIA HGX H200 8-GPU: 8x H200-SXM 141 GB (HBM3e 4.8 TB/s; the H100's compute: 989 "
+        "TFLOP/s BF16 and 1,979 FP8 dense, 132 SMs) on 4 NVSwitch (gen 3) chips with 5/5/4/4 "
+        "NVLink 4 per GPU (18), 8 PCIe Gen5 switches each with 1 GPU + 1 NIC, 8x 400G NDR "
+        "NICs, 2x Sapphire Rapids; as hgx-h100 but for the GPUs. Sources of every number in "
+        "docs/topologies.md#hgx-h200")
 
 
 def aws_p5():
@@ -811,7 +870,7 @@ def emulated(base, name, note, emulators):
                    capacity_gb=GPU_CAPACITY_GB[gpu_model], reduce_gbs=cpu_reduce_gbs(mem))
             continue
         if n["kind"] == "gpu":
-            for k in ("tflops", "tflops_fp16", "mem_gbs", "capacity_gb"):
+            for k in ("tflops", "tflops_fp16", "tflops_fp8", "sms", "mem_gbs", "capacity_gb"):
                 kw.pop(k, None)  # Topo.node fills them in from the model again
             t.node(rename[n["id"]], "gpu",
                    note=("WORKER: physical %s" % n["id"]) if n["id"] != rename[n["id"]]
@@ -902,9 +961,10 @@ POOL_CALIB = {"copy_gbs": HOPPER_COPY_D2H, "copy_read_gbs": HOPPER_COPY_H2D,
               "chunk_read_us": COPY_FIXED_H2D_US, "small_copy_bytes": UC_SMALL_COPY_BYTES,
               "small_copy_us": UC_SMALL_COPY_US}
 # H100 PCIe 80 GB (NVIDIA datasheet): FP32 51 TFLOP/s, BF16 tensor 756 dense,
-# 2.0 TB/s HBM2e; capacity as the SXM part's 80 GB.
-H100_PCIE = {"model": "H100-PCIe-80GB", "tflops": 51, "tflops_fp16": 756, "mem_gbs": 2000,
-             "capacity_gb": 85.52}
+# FP8 1,513 dense (3,026 with sparsity), 2.0 TB/s HBM2e, 114 SMs (Hopper
+# whitepaper); capacity as the SXM part's 80 GB.
+H100_PCIE = {"model": "H100-PCIe-80GB", "tflops": 51, "tflops_fp16": 756, "tflops_fp8": 1513,
+             "sms": 114, "mem_gbs": 2000, "capacity_gb": 85.52}
 
 
 def cccl_pod():
@@ -921,7 +981,7 @@ def cccl_pod():
                note="12x DDR5-6400 channels = 614.4 GB/s peak (Xeon 6900P spec); reduce = 0.8 x "
                     "614.4 / 3" if first else None)
         t.node("h%d/gpu0" % h, "gpu", host=h, **H100_PCIE,
-               note="H100 PCIe 80GB datasheet: FP32 51, BF16 756 dense TFLOP/s, 2.0 TB/s"
+               note="H100 PCIe 80GB datasheet: FP32 51, BF16 756, FP8 1,513 dense TFLOP/s, 2.0 TB/s; 114 SMs (Hopper whitepaper)"
                     if first else None)
         t.node("h%d/nic0" % h, "nic", host=h, model="InfiniBand 200 Gb/s",
                net_gbs=NET_HDR, net_latency_us=IB_LAT,
@@ -1000,7 +1060,7 @@ def hgx_h100_pod():
     return t
 
 
-MACHINES = [dgx1_v100, dgx1_p100, dgx_a100, hgx_h100, aws_p3_16xlarge, aws_p4d, aws_p3dn, aws_p5,
+MACHINES = [dgx1_v100, dgx1_p100, dgx_a100, dgx_a100_80g, hgx_h100, hgx_h200, aws_p3_16xlarge, aws_p4d, aws_p3dn, aws_p5,
             pcie_t4, dgx1_v100_cxl, dgx1_p100_cxl, aws_p3_16xlarge_cxl, pcie_t4_cxl,
             dgx1_v100_emu, dgx1_p100_emu, pcie_t4_emu, cccl_pod, hgx_h100_pod]
 

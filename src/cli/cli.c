@@ -23,6 +23,16 @@ int cli_blame(int rc, cp_err *e, const char *path)
     return rc;
 }
 
+int cli_need_batch(const cp_model *m, const char *path, double activation_gb, cp_err *e)
+{
+    if (m->xf.layers == 0 || m->batch > 0 || activation_gb > 0)
+        return CP_OK;
+    return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL,
+                      "the activation estimate (docs/model.md, eq. M2) needs the per-GPU batch "
+                      "of this transformer: give compute.batch in the model file, or "
+                      "--activation-gb");
+}
+
 int cli_opt_framework(const char *cmd, char *arg, void *framework)
 {
     int f;

@@ -41,6 +41,11 @@ int cli_report(int rc, const cp_err *e);
  * names the topology; what remains is the model's).  Returns rc. */
 int cli_blame(int rc, cp_err *e, const char *path);
 
+/* The data-parallel activation estimate (eq. M2) needs the per-GPU batch:
+ * CP_EINPUT naming `path` when the model has a transformer block but no
+ * compute.batch and no measured --activation-gb replaces the estimate. */
+int cli_need_batch(const cp_model *m, const char *path, double activation_gb, cp_err *e);
+
 /* Option callbacks (opt.h CLI_K_CALLBACK) for the options below; value is
  * the cp_predict_opts field named.  CP_OK or a usage error (2). */
 int cli_opt_framework(const char *cmd, char *arg, void *framework); /* cp_framework */

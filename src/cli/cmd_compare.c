@@ -299,7 +299,8 @@ static int run(const opts *o, cp_err *e)
     if (!cats || !val)
         rc = cp_fail(e, CP_EINTERNAL, "out of memory");
     for (i = 0; i < o->nm && rc == CP_OK; i++)
-        rc = cp_model_load(o->models[i], &m[i], e);
+        if ((rc = cp_model_load(o->models[i], &m[i], e)) == CP_OK)
+            rc = cli_need_batch(m[i], o->models[i], o->p.activation_gb, e);
     for (i = 0; i < o->nt && rc == CP_OK; i++)
         rc = cp_topo_load_machine(o->topos[i], o->gpus, o->hosts, &t[i], e);
     if (rc == CP_OK)

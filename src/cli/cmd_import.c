@@ -55,9 +55,11 @@ static const cli_usage_text smi_usage = {
 static const cli_usage_text hf_usage = {
     "usage: coarse-plan import hf-config CONFIG.json [OPTIONS]\n",
     "Convert a Hugging Face config.json (model_type bert, gpt2, llama, mistral,\n"
-    "qwen2, gemma) into model JSON: every trainable tensor with its PyTorch name and\n"
-    "shape, in registration order, grouped into layers (embeddings, each block,\n"
-    "final norm, each head) with forward FLOPs per sample (docs/import.md).\n"
+    "qwen2, qwen3, gemma, nemotron, and the mixtures of experts mixtral, qwen2_moe,\n"
+    "qwen3_moe, deepseek_v3, gpt_oss) into model JSON: every trainable tensor with\n"
+    "its PyTorch name and shape, in registration order, grouped into layers\n"
+    "(embeddings, each block, final norm, each head) with forward FLOPs per sample,\n"
+    "and the architecture as a \"transformer\" block (docs/import.md).\n"
     "Options go after the word hf-config.\n",
     NULL};
 
@@ -284,7 +286,8 @@ static int import_hf_config(int argc, char **argv)
                    "name)"),
         OPT_CALLBACK(0, "seq-len", "L", &o.seq_len, parse_seq,
                      "tokens per sample for the FLOPs (default: bert 128, gpt2 1024, "
-                     "llama/mistral 2048, each at most the model's maximum positions)"),
+                     "the decoder families 2048, each at most the model's maximum "
+                     "positions)"),
         OPT_CALLBACK(0, "batch", "B", &o.batch, parse_batch,
                      "per-GPU batch, written as compute.batch (default 1)"),
         OPT_CALLBACK(0, "dtype", "T", &o.dtype, parse_hf_dtype,

@@ -694,7 +694,8 @@ static int run(const opts *oin, cp_err *e)
                         "(docs/formats.md)");
         goto done;
     }
-    if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o.p, e), e, o.model)))
+    if ((rc = cli_need_batch(m, o.model, o.p.activation_gb, e)) ||
+        (rc = cli_blame(cp_predictor_init(&pr, m, t, &o.p, e), e, o.model)))
         goto done;
     have_pr = 1;
     if (o.scaling || o.sweep_hi > 0) {

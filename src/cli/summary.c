@@ -3,6 +3,7 @@
  * (see summary.h).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/summary.h"
@@ -73,10 +74,102 @@ static void model_histogram(const cp_model *m, FILE *f)
                 cp_fmt_bytes(bytes[k], b, sizeof b));
 }
 
+/* "SwiGLU", "GeGLU", "squared-ReLU", "GELU". */
+static const char *mlp_label(cp_xf_mlp k)
+{
+    return k == CP_MLP_SWIGLU ? "SwiGLU" : k == CP_MLP_GEGLU ? "GeGLU"
+                                         : k == CP_MLP_RELU2 ? "squared-ReLU" : "GELU";
+}
+
+/* Heads, positions, norm, biases and the attention variants. */
+static void info_attention(const cp_xformer *x, FILE *f)
+{
+    static const char *const pos[] = {"learned", "rotary", "ALiBi", "no"};
+    char learned[48] = "";
+    if (x->pos == CP_POS_LEARNED)
+        snprintf(learned, sizeof learned, " (%lld rows)", (long long)x->max_pos);
+    fprintf(f, "attention: heads of %lld, %s positions%s, %s, biases on q/k/v %s, output %s, "
+               "MLP %s%s%s%s\n", (long long)cp_xf_head_dim(x), pos[x->pos], learned,
+            x->norm == CP_NORM_RMS ? "RMSNorm" : "LayerNorm", x->qkv_bias ? "yes" : "no",
+            x->o_bias ? "yes" : "no", x->mlp_bias ? "yes" : "no",
+            x->qk_norm ? ", query/key norms" : "", x->attn_sinks ? ", sink logits" : "",
+            x->vocab > 0 ? (x->tied ? ", LM head tied" : ", LM head untied") : "");
+    if (x->window > 0 && x->window_every == 1)
+        fprintf(f, "sliding window: %lld tokens on every block\n", (long long)x->window);
+    else if (x->window > 0)
+        fprintf(f, "sliding window: %lld tokens on blocks 0, %lld, %lld, ... (one in %lld), "
+                   "the others attend fully\n", (long long)x->window,
+                (long long)x->window_every, 2 * (long long)x->window_every,
+                (long long)x->window_every);
+    if (x->mla.kv_lora_rank > 0)
+        fprintf(f, "latent attention (MLA): query rank %lld, key/value rank %lld, per head "
+                   "%lld + %lld rotary query/key, %lld value\n",
+                (long long)x->mla.q_lora_rank, (long long)x->mla.kv_lora_rank,
+                (long long)x->mla.qk_nope_dim, (long long)x->mla.qk_rope_dim,
+                (long long)x->mla.v_head_dim);
+}
+
+/* The expert layout of a mixture-of-experts model. */
+static void info_moe(const cp_xformer *x, FILE *f)
+{
+    const cp_xf_moe *q = &x->moe;
+    int64_t i, n = 0;
+    for (i = 0; i < x->layers; i++)
+        n += cp_xf_moe_block(x, i);
+    fprintf(f, "experts: %lld of %lld blocks, each %lld routed experts of %lld (top %lld, %s "
+               "router%s%s)", (long long)n, (long long)x->layers, (long long)q->experts,
+            (long long)q->ffn, (long long)q->top_k, q->router_sigmoid ? "sigmoid" : "softmax",
+            q->router_bias ? ", biased" : "", q->expert_bias ? "; experts biased" : "");
+    if (q->shared_experts > 0)
+        fprintf(f, ", %lld shared of %lld together%s", (long long)q->shared_experts,
+                (long long)q->shared_ffn, q->shared_gate ? " (gated)" : "");
+    if (q->dense_layers > 0)
+        fprintf(f, "; the first %lld dense (MLP %lld)", (long long)q->dense_layers,
+                (long long)(q->dense_ffn > 0 ? q->dense_ffn : x->ffn));
+    fprintf(f, "\n");
+}
+
+/* The block (docs/formats.md, "Transformer"), the parameters it implies for
+ * a decoder LM, and eq. M2 at the model's batch. */
+static void info_transformer(const cp_model *m, FILE *f)
+{
+    const cp_xformer *x = &m->xf;
+    char c[32], b[32], r[32];
+    fprintf(f, "transformer: %lld blocks, hidden %lld, %lld heads (%lld key/value), "
+               "%s MLP of %lld, sequence %lld, %s, dropout %g\n",
+            (long long)x->layers, (long long)x->hidden, (long long)x->heads,
+            (long long)x->kv_heads, mlp_label(x->mlp), (long long)x->ffn, (long long)x->seq,
+            x->vocab > 0 ? "an LM head" : "no LM head", x->dropout);
+    info_attention(x, f);
+    if (x->moe.experts > 0)
+        info_moe(x, f);
+    if (x->vocab > 0) {
+        int64_t total, active;
+        cp_xf_params(x, &total, &active);
+        fprintf(f, "parameters of the architecture (a decoder LM): %s", cp_fmt_count(total, c,
+                                                                                      sizeof c));
+        if (active != total)
+            fprintf(f, ", %s active per token", cp_fmt_count(active, b, sizeof b));
+        if (total != m->params)
+            fprintf(f, " (the tensor list has %s: heads or poolers it does not describe)",
+                    cp_fmt_count(m->params, r, sizeof r));
+        fprintf(f, "\n");
+    }
+    if (m->batch <= 0) {
+        fprintf(f, "activations (eq. M2): no compute.batch, no estimate\n");
+        return;
+    }
+    fprintf(f, "activations at batch %d (eq. M2): %s, %s with fused attention, %s "
+               "recomputed\n", m->batch,
+            cp_fmt_bytes(cp_activation_bytes(m, 0, 1, 0, 0), c, sizeof c),
+            cp_fmt_bytes(cp_activation_bytes(m, 0, 1, 0, 1), b, sizeof b),
+            cp_fmt_bytes(cp_activation_bytes(m, 0, 1, 1, 0), r, sizeof r));
+}
+
 void cli_info_model(const cp_model *m, FILE *f)
 {
     int i, big = 0;
-    char c[32], b[32], r[32];
+    char c[32], b[32];
     cli_summary_model(m, f);
     fprintf(f, "layers: %d\n", m->nlayers);
     for (i = 1; i < m->ntensors; i++)
@@ -93,19 +186,8 @@ void cli_info_model(const cp_model *m, FILE *f)
                 m->iteration_ms, m->split == CP_SPLIT_FLOPS ? "FLOPs" : "parameters");
     else
         fprintf(f, "compute: not given (use --compute-ms with predict)\n");
-    if (m->xf.layers > 0) { /* eq. M2 at the model's batch */
-        const cp_xformer *x = &m->xf;
-        fprintf(f, "transformer: %lld blocks, hidden %lld, %lld heads (%lld key/value), "
-                   "%s MLP of %lld, sequence %lld, %s, dropout %g\n",
-                (long long)x->layers, (long long)x->hidden, (long long)x->heads,
-                (long long)x->kv_heads, x->swiglu ? "SwiGLU" : "GELU", (long long)x->ffn,
-                (long long)x->seq, x->vocab > 0 ? "an LM head" : "no LM head", x->dropout);
-        fprintf(f, "activations at batch %d (eq. M2): %s, %s with fused attention, %s "
-                   "recomputed\n", m->batch,
-                cp_fmt_bytes(cp_activation_bytes(m, 0, 1, 0, 0), c, sizeof c),
-                cp_fmt_bytes(cp_activation_bytes(m, 0, 1, 0, 1), b, sizeof b),
-                cp_fmt_bytes(cp_activation_bytes(m, 0, 1, 1, 0), r, sizeof r));
-    }
+    if (m->xf.layers > 0)
+        info_transformer(m, f);
 }
 
 /* Link counts and bandwidth range per kind. */
@@ -172,10 +254,74 @@ static int topo_bottlenecks(const cp_topo *t, FILE *f, cp_err *e)
     return CP_OK;
 }
 
+/* Two GPUs are the same part when every datasheet figure agrees. */
+static int same_part(const cp_node *a, const cp_node *b)
+{
+    return ((!a->model && !b->model) || (a->model && b->model && !strcmp(a->model, b->model))) &&
+           a->tflops == b->tflops && a->tflops_fp16 == b->tflops_fp16 &&
+           a->tflops_fp8 == b->tflops_fp8 && a->sms == b->sms && a->mem_gbs == b->mem_gbs &&
+           a->capacity_gb == b->capacity_gb;
+}
+
+/* "67 FP32, 989 FP16/BF16, 1979 FP8 dense TFLOP/s, 132 SMs, 4800 GB/s, 150.76
+ * GB": the figures the file gives, "no figures" when none. */
+static void gpu_figures(const cp_node *n, char *buf, size_t cap)
+{
+    size_t u = 0;
+    buf[0] = '\0';
+#define PUT(...) (u += (size_t)snprintf(buf + u, u < cap ? cap - u : 0, __VA_ARGS__))
+    if (n->tflops > 0)
+        PUT("%g FP32", n->tflops);
+    if (n->tflops_fp16 > 0)
+        PUT("%s%g FP16/BF16", u ? ", " : "", n->tflops_fp16);
+    if (n->tflops_fp8 > 0)
+        PUT("%s%g FP8", u ? ", " : "", n->tflops_fp8);
+    if (u)
+        PUT(" dense TFLOP/s");
+    if (n->sms > 0)
+        PUT("%s%d SMs", u ? ", " : "", n->sms);
+    if (n->mem_gbs > 0)
+        PUT("%s%g GB/s", u ? ", " : "", n->mem_gbs);
+    if (n->capacity_gb > 0)
+        PUT("%s%g GB", u ? ", " : "", n->capacity_gb);
+    if (!u)
+        PUT("no figures");
+#undef PUT
+}
+
+/* One line per distinct GPU part (at most 8; the rest counted): what the
+ * compute and memory models read.  Linear in the GPUs. */
+static void topo_gpus(const cp_topo *t, FILE *f)
+{
+    enum { MAX_PARTS = 8 };
+    int part[MAX_PARTS], count[MAX_PARTS], nparts = 0, other = 0, gi, k;
+    char fig[256];
+    for (gi = 0; gi < t->ngpus; gi++) {
+        const cp_node *n = &t->nodes[t->gpus[gi]];
+        for (k = 0; k < nparts && !same_part(&t->nodes[part[k]], n); k++)
+            ;
+        if (k < nparts)
+            count[k]++;
+        else if (nparts < MAX_PARTS) {
+            part[nparts] = t->gpus[gi];
+            count[nparts++] = 1;
+        } else
+            other++;
+    }
+    for (k = 0; k < nparts; k++) {
+        const cp_node *n = &t->nodes[part[k]];
+        gpu_figures(n, fig, sizeof fig);
+        fprintf(f, "gpus: %d x %s: %s\n", count[k], n->model ? n->model : "(no model)", fig);
+    }
+    if (other)
+        fprintf(f, "gpus: %d of other parts\n", other);
+}
+
 int cli_info_topo(const cp_topo *t, FILE *f, cp_err *e)
 {
     int i;
     cli_summary_topo(t, f);
+    topo_gpus(t, f);
     fprintf(f, "links:\n");
     topo_link_kinds(t, f);
     for (i = 0; i < t->nnodes; i++) {

@@ -530,6 +530,22 @@ int cp_jget_array(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *wh
     return CP_OK;
 }
 
+int cp_jget_bool(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
+                 const char *key, unsigned flags, int *out)
+{
+    json_t *v;
+    char got[80];
+    int rc = member(d, e, obj, where, key, flags, "true or false", &v);
+    if (rc || !v)
+        return rc;
+    if (!json_is_boolean(v)) {
+        cp_jshow(v, got, sizeof got);
+        return cp_jdoc_fail(d, e, obj, key, where, "expected true or false, got %s", got);
+    }
+    *out = json_is_true(v);
+    return CP_OK;
+}
+
 int cp_jget_object(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
                    const char *key, unsigned flags, const json_t **out)
 {

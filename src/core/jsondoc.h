@@ -109,6 +109,11 @@ int cp_jget_enum(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *whe
 int cp_jget_array(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
                   const char *key, unsigned flags, const json_t **out);
 
+/* A boolean member: JSON true or false (1 or 0 in *out, untouched when
+ * absent and not required); anything else is refused at its position. */
+int cp_jget_bool(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
+                 const char *key, unsigned flags, int *out);
+
 /* An object member (borrowed). */
 int cp_jget_object(const cp_jdoc *d, cp_err *e, const json_t *obj, const char *where,
                    const char *key, unsigned flags, const json_t **out);

@@ -33,15 +33,15 @@
 #define PCIE_UNKNOWN_GBS 24.0
 
 /* What --gpu, or a GPUModel naming the part, means: NVLink per link per
- * direction and NVLinks per GPU, SXM and PCIe FP32 and FP16/BF16 TFLOP/s and
- * device-memory GB/s: the figures of smi_topo.c's table (NVIDIA datasheets;
- * A100 as the 40 GB part). */
+ * direction and NVLinks per GPU, SXM and PCIe FP32, FP16/BF16 and FP8
+ * TFLOP/s, device-memory GB/s and SMs: the figures of smi_topo.c's table
+ * (NVIDIA datasheets and whitepapers; A100 as the 40 GB part). */
 const cp_hw_gen cp_hw_gens[] = {
-    {"p100", "P100", 20, 4, 10.6, 9.3, 21.2, 18.7, 732, 732},
-    {"v100", "V100", 25, 6, 15.7, 14.0, 125, 112, 900, 900},
-    {"a100", "A100", 25, 12, 19.5, 19.5, 312, 312, 1555, 1555},
-    {"h100", "H100", 25, 18, 67.0, 51.0, 989, 756, 3350, 2000},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"p100", "P100", 20, 4, 10.6, 9.3, 21.2, 18.7, 732, 732, 0, 0, 56, 56},
+    {"v100", "V100", 25, 6, 15.7, 14.0, 125, 112, 900, 900, 0, 0, 80, 80},
+    {"a100", "A100", 25, 12, 19.5, 19.5, 312, 312, 1555, 1555, 0, 0, 108, 108},
+    {"h100", "H100", 25, 18, 67.0, 51.0, 989, 756, 3350, 2000, 1979, 1513, 132, 114},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 void cp_hwloc_opts_default(cp_hwloc_opts *o)
@@ -270,9 +270,12 @@ static int add_gpu(cp_hw *m, hwloc_obj_t pci, const char *parent, double hw_gbs)
     if (g) {
         json_object_set_new(extra, "tflops", json_real(sxm ? g->sxm_tflops : g->pcie_tflops));
         json_object_set_new(extra, "tflops_fp16", json_real(sxm ? g->sxm_fp16 : g->pcie_fp16));
+        if ((sxm ? g->sxm_fp8 : g->pcie_fp8) > 0)
+            json_object_set_new(extra, "tflops_fp8", json_real(sxm ? g->sxm_fp8 : g->pcie_fp8));
+        json_object_set_new(extra, "sms", json_integer(sxm ? g->sxm_sms : g->pcie_sms));
         json_object_set_new(extra, "mem_gbs", json_real(sxm ? g->sxm_mem_gbs : g->pcie_mem_gbs));
-        cp_hw_note(m, "GPU FLOP/s and memory bandwidth are the datasheet figures of the part's "
-                      "generation (SXM, unless a model name without SXM says PCIe)");
+        cp_hw_note(m, "GPU FLOP/s, SMs and memory bandwidth are the datasheet figures of the "
+                      "part's generation (SXM, unless a model name without SXM says PCIe)");
     }
     if ((bytes = gpu_memory_bytes(pci)) > 0) /* what predict's model states must fit in */
         json_object_set_new(extra, "capacity_gb", json_real(cp_round(bytes / 1e9, 9)));

@@ -26,12 +26,15 @@ typedef enum { HW_OTHER, HW_GPU, HW_NIC, HW_MEMDEV, HW_NVSWITCH } cp_hw_kind;
 
 /* A GPU generation: the --gpu word and the substring of a model name that
  * names it; NVLink GB/s per link per direction, NVLinks per GPU; SXM and
- * PCIe FP32, FP16/BF16 TFLOP/s and device-memory GB/s. */
+ * PCIe FP32, FP16/BF16 and FP8 TFLOP/s (FP8 0: none), device-memory GB/s
+ * and streaming multiprocessors. */
 typedef struct cp_hw_gen {
     const char *name, *label;
     double nvlink_gbs;
     int links;
     double sxm_tflops, pcie_tflops, sxm_fp16, pcie_fp16, sxm_mem_gbs, pcie_mem_gbs;
+    double sxm_fp8, pcie_fp8;
+    int sxm_sms, pcie_sms;
 } cp_hw_gen;
 
 extern const cp_hw_gen cp_hw_gens[]; /* ends with a NULL name */

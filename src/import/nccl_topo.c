@@ -40,21 +40,32 @@ typedef struct imp {
     cp_err *e;
 } imp;
 
-/* Known GPUs by PCI device id: part name, peak dense FP32 and FP16/BF16
- * (tensor core) TFLOP/s and device memory bandwidth in GB/s (NVIDIA
- * datasheets; 0: not published for the part). */
+/* Known GPUs by PCI device id: part name, peak dense FP32, FP16/BF16
+ * (tensor core) and FP8 TFLOP/s, device memory bandwidth in GB/s (NVIDIA
+ * datasheets; 0: not published for the part, or no FP8 tensor cores) and
+ * streaming multiprocessors (architecture whitepapers and datasheets: P100
+ * 56, V100 80, T4 40, A100 108, A10 72, RTX 3090 82, H100 SXM5 132, PCIe
+ * 114; 0: not published, the A10G). */
 static const struct {
     const char *dev, *model;
-    double tflops, tflops_fp16, mem_gbs;
+    double tflops, tflops_fp16, mem_gbs, tflops_fp8;
+    int sms;
 } gpus[] = {
-    {"0x15f8", "P100-PCIE-16GB", 9.3, 18.7, 732},   {"0x15f9", "P100-SXM2-16GB", 10.6, 21.2, 732},
-    {"0x1db1", "V100-SXM2-16GB", 15.7, 125, 900},   {"0x1db5", "V100-SXM2-32GB", 15.7, 125, 900},
-    {"0x1db4", "V100-PCIE-16GB", 14.0, 112, 900},   {"0x1db6", "V100-PCIE-32GB", 14.0, 112, 900},
-    {"0x1eb8", "T4-16GB", 8.1, 65, 320},            {"0x20b0", "A100-SXM4-40GB", 19.5, 312, 1555},
-    {"0x20b2", "A100-SXM4-80GB", 19.5, 312, 2039},  {"0x20b5", "A100-PCIE-80GB", 19.5, 312, 1935},
-    {"0x2236", "A10-24GB", 31.2, 125, 600},         {"0x2237", "A10G-24GB", 31.2, 0, 600},
-    {"0x2204", "RTX-3090-24GB", 35.6, 0, 936},      {"0x2330", "H100-SXM5-80GB", 67.0, 989, 3350},
-    {"0x2331", "H100-PCIE-80GB", 51.0, 756, 2000},
+    {"0x15f8", "P100-PCIE-16GB", 9.3, 18.7, 732, 0, 56},
+    {"0x15f9", "P100-SXM2-16GB", 10.6, 21.2, 732, 0, 56},
+    {"0x1db1", "V100-SXM2-16GB", 15.7, 125, 900, 0, 80},
+    {"0x1db5", "V100-SXM2-32GB", 15.7, 125, 900, 0, 80},
+    {"0x1db4", "V100-PCIE-16GB", 14.0, 112, 900, 0, 80},
+    {"0x1db6", "V100-PCIE-32GB", 14.0, 112, 900, 0, 80},
+    {"0x1eb8", "T4-16GB", 8.1, 65, 320, 0, 40},
+    {"0x20b0", "A100-SXM4-40GB", 19.5, 312, 1555, 0, 108},
+    {"0x20b2", "A100-SXM4-80GB", 19.5, 312, 2039, 0, 108},
+    {"0x20b5", "A100-PCIE-80GB", 19.5, 312, 1935, 0, 108},
+    {"0x2236", "A10-24GB", 31.2, 125, 600, 0, 72},
+    {"0x2237", "A10G-24GB", 31.2, 0, 600, 0, 0},
+    {"0x2204", "RTX-3090-24GB", 35.6, 0, 936, 0, 82},
+    {"0x2330", "H100-SXM5-80GB", 67.0, 989, 3350, 1979, 132},
+    {"0x2331", "H100-PCIE-80GB", 51.0, 756, 2000, 1513, 114},
 };
 
 static void note(imp *m, const char *text)
@@ -210,6 +221,10 @@ static int add_gpu(imp *m, const cp_xml *pci, const cp_xml *g, const char *paren
             if (gpus[k].tflops_fp16 > 0)
                 json_object_set_new(extra, "tflops_fp16", json_real(gpus[k].tflops_fp16));
             json_object_set_new(extra, "mem_gbs", json_real(gpus[k].mem_gbs));
+            if (gpus[k].tflops_fp8 > 0)
+                json_object_set_new(extra, "tflops_fp8", json_real(gpus[k].tflops_fp8));
+            if (gpus[k].sms > 0)
+                json_object_set_new(extra, "sms", json_integer(gpus[k].sms));
         }
     snprintf(id, sizeof id, "gpu%d", m->ngpu++);
     if ((rc = add_node(m, id, "gpu", model, extra)) ||

@@ -67,6 +67,8 @@ struct smi_gen {
     const char *pcie_what;
     const char *sxm, *pcie;
     double sxm_tflops, pcie_tflops, sxm_mem_gbs, pcie_mem_gbs, sxm_fp16, pcie_fp16;
+    double sxm_fp8, pcie_fp8; /* dense FP8 TFLOP/s, 0: no FP8 tensor cores */
+    int sxm_sms, pcie_sms;    /* streaming multiprocessors */
 };
 
 /* Cell kinds, from closest to farthest as nvidia-smi's legend orders them. */

@@ -34,17 +34,20 @@
  * bus table: P100 20, V100 25, A100 and H100 25), NVLinks per GPU (P100 4,
  * V100 6, A100 12, H100 18: NVIDIA's specifications), the x16 host link as
  * NCCL computes it (Gen3 12, Gen4 24, Gen5 48), and the SXM and PCIe parts
- * with their peak dense FP32 TFLOP/s and device-memory GB/s (datasheets; the
- * figures of nccl_topo.c's table; A100 as the 40 GB part). */
+ * with their peak dense FP32, FP16/BF16 and FP8 TFLOP/s (FP8 on Hopper
+ * only: H100 SXM5 1,979, PCIe 1,513) and device-memory GB/s (datasheets;
+ * the figures of nccl_topo.c's table; A100 as the 40 GB part), and their
+ * SMs (P100 56, V100 80, A100 108, H100 SXM5 132, PCIe 114: architecture
+ * whitepapers). */
 static const struct smi_gen gens[] = {
     {"p100", "P100", 20, 4, 12, "Gen3 x16", "P100-SXM2", "P100-PCIE", 10.6, 9.3, 732, 732, 21.2,
-     18.7},
+     18.7, 0, 0, 56, 56},
     {"v100", "V100", 25, 6, 12, "Gen3 x16", "V100-SXM2", "V100-PCIE", 15.7, 14.0, 900, 900, 125,
-     112},
+     112, 0, 0, 80, 80},
     {"a100", "A100", 25, 12, 24, "Gen4 x16", "A100-SXM4", "A100-PCIE", 19.5, 19.5, 1555, 1555,
-     312, 312},
+     312, 312, 0, 0, 108, 108},
     {"h100", "H100", 25, 18, 48, "Gen5 x16", "H100-SXM5", "H100-PCIE", 67.0, 51.0, 3350, 2000,
-     989, 756},
+     989, 756, 1979, 1513, 132, 114},
 };
 
 /* ------------------------------------------------------------------------ */

@@ -139,6 +139,10 @@ static int add_endpoints(smi *m)
                                 json_real(sxm ? m->gen->sxm_tflops : m->gen->pcie_tflops));
             json_object_set_new(x, "tflops_fp16",
                                 json_real(sxm ? m->gen->sxm_fp16 : m->gen->pcie_fp16));
+            if ((sxm ? m->gen->sxm_fp8 : m->gen->pcie_fp8) > 0)
+                json_object_set_new(x, "tflops_fp8",
+                                    json_real(sxm ? m->gen->sxm_fp8 : m->gen->pcie_fp8));
+            json_object_set_new(x, "sms", json_integer(sxm ? m->gen->sxm_sms : m->gen->pcie_sms));
             json_object_set_new(x, "mem_gbs",
                                 json_real(sxm ? m->gen->sxm_mem_gbs : m->gen->pcie_mem_gbs));
         } else if (i >= m->ngpu) {
@@ -307,8 +311,8 @@ static void rate_notes(smi *m)
                  "--gpu or --pcie-gbs to change)", m->pcie_gbs);
     smi_note(m, buf);
     if (m->gen) {
-        snprintf(buf, sizeof buf, "GPUs taken as %s (%s; --gpu %s), tflops, tflops_fp16 and "
-                 "mem_gbs from its datasheet",
+        snprintf(buf, sizeof buf, "GPUs taken as %s (%s; --gpu %s), tflops, tflops_fp16, "
+                 "tflops_fp8 (Hopper), sms and mem_gbs from its datasheet",
                  m->any_nv ? m->gen->sxm : m->gen->pcie,
                  m->any_nv ? "the matrix shows NVLink" : "no NVLink in the matrix", m->gen->name);
         smi_note(m, buf);

@@ -4,6 +4,7 @@
  * Strict: unknown keys, wrong types, non-positive sizes, duplicate tensor
  * names and half-given timings are errors with the line and column of the
  * offending value.  The result is a cp_model with derived fields filled.
+ * The "transformer" block is read by xformer_load.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "core/jsondoc.h"
 #include "core/strmap.h"
 #include "load/load.h"
+#include "load/xformer_load.h"
 
 /* Longest tensor or layer name we accept, in bytes. */
 #define NAME_MAX_BYTES 512
@@ -30,9 +32,6 @@
 
 static const char *const top_keys[] = {"name",    "dtype",       "tensors", "layers",
                                        "compute", "transformer", NULL};
-static const char *const xf_keys[] = {"layers", "hidden", "heads", "kv_heads", "ffn", "mlp",
-                                      "dropout", "seq", "vocab", NULL};
-static const char *const mlp_names[] = {"gelu", "swiglu", "geglu", "relu2", NULL};
 static const char *const tensor_keys[] = {"name", "shape", "numel", "layer", NULL};
 static const char *const layer_keys[] = {"name", "flops", "fwd_ms", "bwd_ms", NULL};
 static const char *const compute_keys[] = {"iteration_ms", "split", "bwd_fwd_ratio",
@@ -250,45 +249,6 @@ static int read_compute(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_model
     return CP_OK;
 }
 
-/* The transformer's dimensions (eq. M2).  Bounds: 2^20 hidden, 2^24 inner
- * size, vocabulary and sequence are past every published model, and keep
- * s x b x f and a x s^2 x b finite in doubles and far from overflow. */
-static int read_transformer(const cp_jdoc *d, cp_err *e, const json_t *obj, cp_model *m)
-{
-    cp_xformer *x = &m->xf;
-    int mlp = 0, rc;
-    if (!obj)
-        return CP_OK;
-    x->dropout = 0;
-    if ((rc = cp_jdoc_check_keys(d, e, obj, "transformer", xf_keys)) ||
-        (rc = cp_jget_int(d, e, obj, "transformer", "layers", CP_REQ, 1, 100000, &x->layers)) ||
-        (rc = cp_jget_int(d, e, obj, "transformer", "hidden", CP_REQ, 1, 1 << 20, &x->hidden)) ||
-        (rc = cp_jget_int(d, e, obj, "transformer", "heads", CP_REQ, 1, x->hidden, &x->heads)) ||
-        (rc = cp_jget_int(d, e, obj, "transformer", "ffn", CP_REQ, 1, 1 << 24, &x->ffn)) ||
-        (rc = cp_jget_int(d, e, obj, "transformer", "seq", CP_REQ, 1, 1 << 24, &x->seq)) ||
-        (rc = cp_jget_int(d, e, obj, "transformer", "vocab", 0, 1, 1 << 24, &x->vocab)) ||
-        (rc = cp_jget_enum(d, e, obj, "transformer", "mlp", 0, mlp_names, NULL, &mlp)) ||
-        (rc = cp_jget_num_range(d, e, obj, "transformer", "dropout", CP_NONNEG, 0, 0.99,
-                                "a probability in [0, 0.99]", &x->dropout)))
-        return rc;
-    x->kv_heads = x->heads;
-    if ((rc = cp_jget_int(d, e, obj, "transformer", "kv_heads", 0, 1, x->heads, &x->kv_heads)))
-        return rc;
-    if (x->heads % x->kv_heads)
-        return cp_jdoc_fail(d, e, obj, "kv_heads", "transformer",
-                            "%lld key/value heads do not divide %lld heads (each serves a "
-                            "group of query heads)", (long long)x->kv_heads,
-                            (long long)x->heads);
-    x->mlp = (cp_xf_mlp)mlp;
-    x->swiglu = cp_xf_gated(x);
-    x->window_every = 1;
-    if (m->batch <= 0)
-        return cp_jdoc_fail(d, e, obj, NULL, "transformer",
-                            "the activation estimate needs the per-GPU batch: give "
-                            "compute.batch");
-    return CP_OK;
-}
-
 /* Cross-checks that need positions: timing given twice, flops split without
  * flops. */
 static int check_compute(const cp_jdoc *d, cp_err *e, const json_t *compute, cp_model *m)
@@ -328,7 +288,7 @@ static int read_model(const cp_jdoc *d, cp_err *e, cp_model *m)
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     if ((rc = read_tensors(d, e, tensors, m)) || (rc = read_layers(d, e, layers, m)) ||
         (rc = read_compute(d, e, compute, m)) || (rc = check_compute(d, e, compute, m)) ||
-        (rc = read_transformer(d, e, xf, m)))
+        (rc = cp_read_transformer(d, e, xf, m)))
         return rc;
     rc = cp_model_finish(m, e);
     if (rc && !e->file[0])

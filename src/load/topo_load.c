@@ -35,13 +35,19 @@
  * (FLOPs / tflops) overflows to infinity. */
 #define MIN_TFLOPS 1e-3
 
+/* Streaming multiprocessors per GPU: P100 56, V100 80, A100 108, H100 SXM
+ * 132, B200 148 (datasheets); 1024 leaves room for any part and refuses a
+ * count typed as cores (thousands). */
+#define MAX_SMS 1024
+
 static const char *const top_keys[] = {"name", "nodes", "links", "calibration", "fabric",
                                        "pool", NULL};
 static const char *const fabric_keys[] = {"reduce_gbs", "taper", "note", NULL};
 static const char *const node_keys[] = {"id", "kind", "host", "model", "reduce_gbs",
                                         "mem_gbs", "capacity_gb", "net_gbs",
                                         "net_latency_us", "tflops", "tflops_fp16",
-                                        "read_gbs", "write_gbs", "access_latency_us", NULL};
+                                        "tflops_fp8", "sms", "read_gbs", "write_gbs",
+                                        "access_latency_us", NULL};
 static const char *const link_keys[] = {"a", "b", "kind", "gbs", "gbs_ba", "latency_us", NULL};
 static const char *const node_kind_names[] = {"gpu", "cpu", "pcie_switch", "nvswitch", "nic",
                                               "net_switch", "memdev", "cxl_switch", NULL};
@@ -78,6 +84,10 @@ static int check_node_caps(const cp_jdoc *d, cp_err *e, const json_t *obj, const
         return cp_jdoc_fail(d, e, obj, "tflops", where, "tflops is for gpu nodes only");
     if (n->kind != CP_GPU && json_object_get(obj, "tflops_fp16"))
         return cp_jdoc_fail(d, e, obj, "tflops_fp16", where, "tflops_fp16 is for gpu nodes only");
+    if (n->kind != CP_GPU && json_object_get(obj, "tflops_fp8"))
+        return cp_jdoc_fail(d, e, obj, "tflops_fp8", where, "tflops_fp8 is for gpu nodes only");
+    if (n->kind != CP_GPU && json_object_get(obj, "sms"))
+        return cp_jdoc_fail(d, e, obj, "sms", where, "sms is for gpu nodes only");
     if (n->kind != CP_NIC && json_object_get(obj, "net_gbs"))
         return cp_jdoc_fail(d, e, obj, "net_gbs", where, "net_gbs is for nic nodes only");
     if (n->kind != CP_NIC && json_object_get(obj, "net_latency_us"))
@@ -91,7 +101,7 @@ static int read_node(const cp_jdoc *d, cp_err *e, const json_t *obj, const char 
 {
     const char *id = NULL, *model = NULL;
     int kind = 0, k, rc;
-    int64_t host = 0;
+    int64_t host = 0, sms = 0;
     cp_node *n;
 
     if (!json_is_object(obj))
@@ -125,8 +135,12 @@ static int read_node(const cp_jdoc *d, cp_err *e, const json_t *obj, const char 
         (rc = get_bounded(d, e, obj, where, "tflops_fp16", 0, MIN_TFLOPS, 1e5,
                           "a positive number (peak dense FP16/BF16 TFLOP/s)",
                           &n->tflops_fp16)) ||
+        (rc = get_bounded(d, e, obj, where, "tflops_fp8", 0, MIN_TFLOPS, 1e5,
+                          "a positive number (peak dense FP8 TFLOP/s)", &n->tflops_fp8)) ||
+        (rc = cp_jget_int(d, e, obj, where, "sms", 0, 1, MAX_SMS, &sms)) ||
         (rc = cp_pool_read_device(d, e, obj, where, 0, n)))
         return rc;
+    n->sms = (int)sms;
     return check_node_caps(d, e, obj, where, n);
 }
 

@@ -79,6 +79,10 @@ typedef struct cp_xf_moe {
                                decoder_sparse_step; 1 in most), counted after dense_layers */
     int router_sigmoid;     /* 1: sigmoid scores (DeepSeek-V3), 0: softmax */
     int expert_bias;        /* 1: expert matrices carry biases (GPT-OSS) */
+    int router_bias;        /* 1: the router has one bias per expert (GPT-OSS's linear
+                               bias, DeepSeek-V3's e_score_correction_bias) */
+    int shared_gate;        /* 1: a sigmoid gate of h weights scales the shared experts'
+                               output (Qwen2-MoE's shared_expert_gate) */
 } cp_xf_moe;
 
 /* Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values
@@ -118,7 +122,9 @@ typedef struct cp_xformer {
     int qk_norm;       /* per-head RMSNorm of queries and keys (Qwen3, OLMo-2) */
     int64_t window;    /* sliding-window attention width in tokens, 0: full */
     int64_t window_every; /* the window applies to every this many blocks, the others
-                             attend fully (GPT-OSS: 2, alternating); 1: all */
+                             attend fully (GPT-OSS: 2, alternating); 1: all.  Block i
+                             (from 0) slides when i % window_every == 0 */
+    int attn_sinks;    /* one learned sink logit per query head (GPT-OSS) */
     double dropout;    /* dropout probability (masks are kept when > 0) */
     cp_xf_moe moe;
     cp_xf_mla mla;
@@ -135,6 +141,31 @@ static inline int64_t cp_xf_head_dim(const cp_xformer *x)
 {
     return x->head_dim > 0 ? x->head_dim : x->hidden / (x->heads > 0 ? x->heads : 1);
 }
+
+/* 1 when block i (from 0) has a mixture-of-experts MLP: a MoE model, past
+ * the dense_layers, and the moe.every-th block counted from there (block
+ * dense_layers + every - 1 first: Qwen2-MoE's (i + 1) % decoder_sparse_step
+ * == 0 when there are no dense layers).  model/xformer.c. */
+int cp_xf_moe_block(const cp_xformer *x, int64_t i);
+
+/* Parameters of the decoder language model the block describes
+ * (docs/formats.md, "Parameters of the transformer block"): the token
+ * embedding (vocab x h, when vocab > 0), a learned position table, every
+ * block, the final norm and the LM head unless tied.  *active counts what
+ * one token passes through: the same, with top_k of the routed experts of
+ * each MoE block instead of all of them (embeddings included).  Either
+ * pointer may be NULL.  model/xformer.c. */
+void cp_xf_params(const cp_xformer *x, int64_t *total, int64_t *active);
+
+/* At most 2^50 (1.1e15) parameters in a transformer block's description, a
+ * thousand times the largest published model: every count and the bytes of
+ * one copy of them stay in 64 bits.  The loaders refuse more. */
+#define CP_XF_MAX_PARAMS 1125899906842624.0
+
+/* cp_xf_params' total as a double, without overflow for any block the
+ * loader's per-field bounds allow: what the loaders hold against
+ * CP_XF_MAX_PARAMS before anything adds parameters in 64 bits. */
+double cp_xf_param_bound(const cp_xformer *x);
 
 typedef struct cp_model {
     char *name;            /* owned */

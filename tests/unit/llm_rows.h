@@ -458,8 +458,6 @@ static int llm_case_eval(llm_case *c, const char *root, const cp_gpu_calib *cal,
         return -1;
     if (cal)
         g.cal = *cal;
-    if (g.peak8 <= 0 && strstr(g.model, "H100")) /* TEMPORARY until s21i lands tflops_fp8 */
-        g.peak8 = 1979e12;
     nv = c->free_vp ? (int)(c->x.layers / c->l.pp) : 1;
     for (i = 0; i < (c->free_mbs ? 4 : 1); i++)
         for (v = 1; v <= nv; v++) {

@@ -402,8 +402,494 @@ static void test_gemma(void **state)
     cp_model_free(m);
 }
 
+/* The block's own count (model/xformer.c) must equal the tensor list's:
+ * the importer and the large-model stage describe the same model. */
+static void same_as_block(const cp_model *m, int64_t *active)
+{
+    int64_t total;
+    cp_xf_params(&m->xf, &total, active);
+    assert_int_equal(total, m->params);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Llama 3 and 3.1, Qwen3, Nemotron-4                                        */
+
+/* Llama-3-8B and Llama-3.1-405B: the Llama block at two sizes; 3.1's
+ * rope_scaling (llama3) adds no parameter. */
+static void test_llama3(void **state)
+{
+    cp_model *m = good(GOOD "llama-3-8b.json", NULL);
+    (void)state;
+    /* V 128256, h 4096, 32 blocks, 32 heads of 128, 8 key/value heads (k, v:
+     * 1024 rows), f 14336, untied:
+     * 2 x 128256 x 4096 + 32 x (2 x 4096^2 + 2 x 1024 x 4096 + 3 x 4096 x 14336
+     * + 2 x 4096) + 4096 = 8,030,261,248 (Meta's Llama-3-8B, the
+     * safetensors count on meta-llama/Meta-Llama-3-8B) */
+    assert_int_equal(m->params, 2LL * 128256 * 4096 +
+                                    32LL * (2LL * 4096 * 4096 + 2LL * 1024 * 4096 +
+                                            3LL * 4096 * 14336 + 2 * 4096) +
+                                    4096);
+    assert_int_equal(m->params, 8030261248LL);
+    assert_int_equal(m->ntensors, 1 + 32 * 9 + 1 + 1);
+    assert_int_equal(m->xf.mlp, CP_MLP_SWIGLU);
+    assert_int_equal(m->xf.norm, CP_NORM_RMS);
+    assert_int_equal(m->xf.pos, CP_POS_ROPE);
+    assert_int_equal(m->xf.head_dim, 128);
+    assert_int_equal(m->xf.tied, 0);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+    /* h 16384, 126 blocks, 128 heads of 128, 8 key/value heads, f 53248:
+     * 2 x 128256 x 16384 + 126 x (2 x 16384^2 + 2 x 1024 x 16384 + 3 x 16384
+     * x 53248 + 2 x 16384) + 16384 = 4,202,692,608 + 126 x 3,187,703,808 +
+     * 16,384 = 405,853,388,800 (meta-llama/Llama-3.1-405B, "406B") */
+    m = good(GOOD "llama-3.1-405b.json", NULL);
+    assert_int_equal(m->params, 2LL * 128256 * 16384 +
+                                    126LL * (2LL * 16384 * 16384 + 2LL * 1024 * 16384 +
+                                             3LL * 16384 * 53248 + 2 * 16384) +
+                                    16384);
+    assert_int_equal(m->params, 405853388800LL);
+    assert_int_equal(m->ntensors, 1 + 126 * 9 + 2);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+}
+
+/* Qwen3-8B: head_dim given (128), RMSNorm of one head's width on queries
+ * and keys (q_norm, k_norm, after o_proj), no biases. */
+static void test_qwen3(void **state)
+{
+    cp_model *m = good(GOOD "qwen3-8b.json", NULL);
+    int k;
+    (void)state;
+    /* V 151936, h 4096, 36 blocks, 32 heads of 128, 8 key/value heads, f
+     * 12288, untied: 2 x 151936 x 4096 + 36 x (2 x 4096^2 + 2 x 1024 x 4096 +
+     * 3 x 4096 x 12288 + 2 x 4096 + 2 x 128) + 4096 = 1,244,659,712 + 36 x
+     * 192,946,432 + 4,096 = 8,190,735,360 (Qwen/Qwen3-8B: "8.2B", 6.95B
+     * without the two embeddings: 6,946,075,648) */
+    assert_int_equal(m->params, 2LL * 151936 * 4096 +
+                                    36LL * (2LL * 4096 * 4096 + 2LL * 1024 * 4096 +
+                                            3LL * 4096 * 12288 + 2 * 4096 + 2 * 128) +
+                                    4096);
+    assert_int_equal(m->params, 8190735360LL);
+    assert_int_equal(m->params - 2LL * 151936 * 4096, 6946075648LL);
+    assert_int_equal(m->ntensors, 1 + 36 * 11 + 2);
+    k = tensor_index(m, "model.layers.0.self_attn.q_norm.weight");
+    assert_int_equal(k, 5); /* after q, k, v, o */
+    assert_int_equal(m->tensors[k].numel, 128);
+    assert_string_equal(m->tensors[6].name, "model.layers.0.self_attn.k_norm.weight");
+    assert_int_equal(m->xf.qk_norm, 1);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+}
+
+/* Nemotron-4-340B: squared-ReLU MLP without a gate (up_proj, down_proj),
+ * LayerNorm1P norms with weight and bias, no biases on the projections. */
+static void test_nemotron(void **state)
+{
+    cp_model *m = good(GOOD "nemotron-4-340b.json", NULL);
+    (void)state;
+    /* V 256000, h 18432, 96 blocks, 96 heads of 192, 8 key/value heads (k,
+     * v: 1536 rows), f 73728, untied:
+     * embeddings 2 x 256000 x 18432 = 9,437,184,000 ("9.4 billion embedding
+     * parameters", Nemotron-4 340B technical report)
+     * + 96 x (2 x 18432^2 + 2 x 1536 x 18432 + 2 x 18432 x 73728 + 2 x 2 x
+     *        18432) = 96 x 3,454,083,072 = 331,591,974,912
+     * + final norm 2 x 18432: 341,029,195,776 ("331.6 billion non-embedding"
+     * with the final norm: 331,592,011,776) */
+    assert_int_equal(m->params, 2LL * 256000 * 18432 +
+                                    96LL * (2LL * 18432 * 18432 + 2LL * 1536 * 18432 +
+                                            2LL * 18432 * 73728 + 4 * 18432) +
+                                    2 * 18432);
+    assert_int_equal(m->params, 341029195776LL);
+    assert_int_equal(m->ntensors, 1 + 96 * 10 + 2 + 1);
+    assert_int_equal(tensor_index(m, "model.layers.0.mlp.gate_proj.weight"), -1);
+    assert_int_equal(tensor_index(m, "model.layers.0.mlp.up_proj.weight"), 5);
+    assert_string_equal(m->tensors[8].name, "model.layers.0.input_layernorm.bias");
+    assert_int_equal(m->xf.mlp, CP_MLP_RELU2);
+    assert_int_equal(m->xf.norm, CP_NORM_LAYER);
+    assert_int_equal(m->xf.swiglu, 0);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Mixtures of experts                                                       */
+
+/* Mixtral-8x7B: 8 experts of 14336 (w1, w2, w3), 2 per token, a router
+ * Linear(4096, 8) per block. */
+static void test_mixtral(void **state)
+{
+    cp_model *m = good(GOOD "mixtral-8x7b.json", NULL);
+    int64_t active;
+    (void)state;
+    /* attention 2 x 4096^2 + 2 x 1024 x 4096 = 41,943,040; router 8 x 4096;
+     * experts 8 x 3 x 4096 x 14336 = 1,409,286,144; norms 2 x 4096:
+     * 2 x 32000 x 4096 + 32 x 1,451,270,144 + 4096 = 46,702,792,704
+     * (Mistral AI: "46.7B total parameters") */
+    assert_int_equal(m->params, 2LL * 32000 * 4096 +
+                                    32LL * (2LL * 4096 * 4096 + 2LL * 1024 * 4096 + 8 * 4096 +
+                                            8LL * 3 * 4096 * 14336 + 2 * 4096) +
+                                    4096);
+    assert_int_equal(m->params, 46702792704LL);
+    /* active: 2 of the 8 experts: 46,702,792,704 - 32 x 6 x 3 x 4096 x 14336
+     * = 12,879,925,248 ("12.9B parameters per token") */
+    same_as_block(m, &active);
+    assert_int_equal(active, 46702792704LL - 32LL * 6 * 3 * 4096 * 14336);
+    assert_int_equal(active, 12879925248LL);
+    assert_int_equal(m->ntensors, 1 + 32 * (4 + 1 + 8 * 3 + 2) + 2);
+    assert_string_equal(m->tensors[5].name, "model.layers.0.block_sparse_moe.gate.weight");
+    assert_string_equal(m->tensors[6].name, "model.layers.0.block_sparse_moe.experts.0.w1.weight");
+    assert_int_equal(m->tensors[7].shape[0], 4096); /* w2 [h, f] */
+    assert_int_equal(m->tensors[7].shape[1], 14336);
+    assert_int_equal(m->xf.moe.experts, 8);
+    assert_int_equal(m->xf.moe.top_k, 2);
+    assert_int_equal(m->xf.moe.ffn, 14336);
+    /* block FLOPs at 2048 tokens: active matmul weights 41,943,040 + 32,768 +
+     * 2 x 3 x 4096 x 14336 = 394,297,344; 2 x 2048 x that + 4 x 2048^2 x 4096
+     * = 1,615,041,921,024 + 68,719,476,736 = 1,683,761,397,760 */
+    assert_near(m->layers[1].flops, 1683761397760.0, 0);
+    cp_model_free(m);
+}
+
+/* Qwen1.5-MoE-A2.7B (model_type qwen2_moe): 60 experts of 1408, 4 per
+ * token, one shared expert of 5632 with its sigmoid gate Linear(h, 1), q, k,
+ * v biases. */
+static void test_qwen2_moe(void **state)
+{
+    cp_model *m = good(GOOD "qwen1.5-moe-a2.7b.json", NULL);
+    int64_t active;
+    (void)state;
+    /* attention 3 x (2048^2 + 2048) + 2048^2 = 16,783,360; router 60 x 2048;
+     * experts 60 x 3 x 2048 x 1408 = 519,045,120; shared 3 x 2048 x 5632 =
+     * 34,603,008 and its gate 2048; norms 2 x 2048: 570,560,512 a block;
+     * 2 x 151936 x 2048 + 24 x 570,560,512 + 2048 = 14,315,784,192 (Qwen:
+     * "14.3B parameters in total") */
+    assert_int_equal(m->params, 2LL * 151936 * 2048 +
+                                    24LL * (3LL * (2048 * 2048 + 2048) + 2048LL * 2048 +
+                                            60 * 2048 + 60LL * 3 * 2048 * 1408 +
+                                            3LL * 2048 * 5632 + 2048 + 2 * 2048) +
+                                    2048);
+    assert_int_equal(m->params, 14315784192LL);
+    /* active: 4 of 60: minus 24 x 56 x 3 x 2048 x 1408 = 2,689,173,504
+     * ("2.7B activated parameters") */
+    same_as_block(m, &active);
+    assert_int_equal(active, 14315784192LL - 24LL * 56 * 3 * 2048 * 1408);
+    assert_int_equal(active, 2689173504LL);
+    assert_int_equal(tensor_index(m, "model.layers.0.mlp.shared_expert_gate.weight"),
+                     1 + 7 + 1 + 60 * 3 + 3);
+    assert_int_equal(m->xf.moe.shared_experts, 1);
+    assert_int_equal(m->xf.moe.shared_ffn, 5632);
+    assert_int_equal(m->xf.moe.shared_gate, 1);
+    cp_model_free(m);
+}
+
+/* Qwen3-30B-A3B and Qwen3-235B-A22B (qwen3_moe): 128 experts, 8 per token,
+ * no shared expert, Qwen3's query/key norms. */
+static void test_qwen3_moe(void **state)
+{
+    cp_model *m = good(GOOD "qwen3-30b-a3b.json", NULL);
+    int64_t active;
+    (void)state;
+    /* h 2048, 48 blocks, 32 heads of 128 (q: 4096 rows), 4 key/value heads
+     * (512 rows), experts of 768:
+     * attention 2 x 2048 x 4096 + 2 x 512 x 2048 + 2 x 128 = 18,874,624;
+     * router 128 x 2048 = 262,144; experts 128 x 3 x 2048 x 768 =
+     * 603,979,776; norms 4096: 623,120,640 a block;
+     * 2 x 151936 x 2048 + 48 x 623,120,640 + 2048 = 30,532,122,624
+     * (Qwen/Qwen3-30B-A3B: "30.5B in total", 29.9B without embeddings) */
+    assert_int_equal(m->params, 2LL * 151936 * 2048 +
+                                    48LL * (2LL * 2048 * 4096 + 2LL * 512 * 2048 + 2 * 128 +
+                                            128 * 2048 + 128LL * 3 * 2048 * 768 + 2 * 2048) +
+                                    2048);
+    assert_int_equal(m->params, 30532122624LL);
+    /* active: minus 48 x 120 x 3 x 2048 x 768 = 3,353,032,704 ("3.3B
+     * activated") */
+    same_as_block(m, &active);
+    assert_int_equal(active, 30532122624LL - 48LL * 120 * 3 * 2048 * 768);
+    assert_int_equal(active, 3353032704LL);
+    assert_int_equal(m->ntensors, 1 + 48 * (4 + 2 + 1 + 128 * 3 + 2) + 2);
+    cp_model_free(m);
+    /* h 4096, 94 blocks, 64 heads of 128 (8192 rows), 4 key/value heads,
+     * experts of 1536: attention 2 x 4096 x 8192 + 2 x 512 x 4096 + 256 =
+     * 71,303,424; router 524,288; experts 128 x 3 x 4096 x 1536 =
+     * 2,415,919,104; norms 8192: 2,487,755,008 a block;
+     * 2 x 151936 x 4096 + 94 x that + 4096 = 235,093,634,560
+     * (Qwen/Qwen3-235B-A22B: "235B in total"); active minus 94 x 120 x 3 x
+     * 4096 x 1536 = 22,190,763,520 ("22B activated") */
+    m = good(GOOD "qwen3-235b-a22b.json", NULL);
+    assert_int_equal(m->params, 2LL * 151936 * 4096 +
+                                    94LL * (2LL * 4096 * 8192 + 2LL * 512 * 4096 + 256 +
+                                            128 * 4096 + 128LL * 3 * 4096 * 1536 + 2 * 4096) +
+                                    4096);
+    assert_int_equal(m->params, 235093634560LL);
+    same_as_block(m, &active);
+    assert_int_equal(active, 235093634560LL - 94LL * 120 * 3 * 4096 * 1536);
+    assert_int_equal(active, 22190763520LL);
+    cp_model_free(m);
+}
+
+/* DeepSeek-V3: latent attention, 3 dense blocks, then 58 MoE blocks of 256
+ * routed experts (8 per token, sigmoid router with its correction bias) and
+ * one shared expert; the multi-token-prediction block left out. */
+static void test_deepseek_v3(void **state)
+{
+    cp_model *m = good(GOOD "deepseek-v3.json", NULL);
+    int64_t active, attn, dense, moe, embed = 129280LL * 7168;
+    (void)state;
+    /* latent attention, h 7168, 128 heads: q_a 7168 x 1536, its norm 1536,
+     * q_b 1536 x 128 x (128 + 64); kv_a 7168 x (512 + 64), its norm 512,
+     * kv_b 512 x 128 x (128 + 128); o 128 x 128 x 7168 = 187,107,328 */
+    attn = 7168LL * 1536 + 1536 + 1536LL * 128 * 192 + 7168LL * 576 + 512 +
+           512LL * 128 * 256 + 128LL * 128 * 7168;
+    assert_int_equal(attn, 187107328LL);
+    /* a dense block: attention, 3 x 7168 x 18432, norms 2 x 7168 */
+    dense = attn + 3LL * 7168 * 18432 + 2 * 7168;
+    /* a MoE block: 256 routed experts of 3 x 7168 x 2048, router 256 x 7168
+     * and its 256 biases, one shared expert of 2048, norms */
+    moe = attn + 256LL * 3 * 7168 * 2048 + 256LL * 7168 + 256 + 3LL * 7168 * 2048 + 2 * 7168;
+    /* 2 x 129280 x 7168 + 3 dense + 58 MoE + 7168 = 671,026,419,200
+     * (DeepSeek-V3 technical report: "671B total parameters"; the 685B of
+     * the Hugging Face checkpoint add the 14B MTP module) */
+    assert_int_equal(m->params, 2 * embed + 3 * dense + 58 * moe + 7168);
+    assert_int_equal(m->params, 671026419200LL);
+    /* active: 8 of 256 routed experts: 37,552,297,472; the report's "37B
+     * activated for each token" counts to its rounding either this or the
+     * same without the input embedding, 36,625,618,432 (both within 1.5%) */
+    same_as_block(m, &active);
+    assert_int_equal(active, 671026419200LL - 58LL * 248 * 3 * 7168 * 2048);
+    assert_int_equal(active, 37552297472LL);
+    assert_true(fabs((double)active - 37e9) < 0.015 * 37e9);
+    assert_true(fabs((double)(active - embed) - 37e9) < 0.015 * 37e9);
+    /* 1 + 3 x 12 + 58 x (7 + 256 x 3 + 2 + 3 + 2) + 2 */
+    assert_int_equal(m->ntensors, 1 + 3 * 12 + 58 * 782 + 2);
+    assert_string_equal(m->tensors[1].name, "model.layers.0.self_attn.q_a_proj.weight");
+    assert_int_equal(tensor_index(m, "model.layers.2.mlp.gate.weight"), -1); /* dense */
+    assert_int_equal(tensor_index(m, "model.layers.3.mlp.gate.e_score_correction_bias"),
+                     1 + 3 * 12 + 7 + 256 * 3 + 1);
+    assert_int_equal(m->xf.mla.kv_lora_rank, 512);
+    assert_int_equal(m->xf.head_dim, 192);
+    assert_int_equal(m->xf.kv_heads, 128);
+    assert_int_equal(m->xf.moe.dense_layers, 3);
+    assert_int_equal(m->xf.moe.router_sigmoid, 1);
+    assert_int_equal(m->xf.moe.router_bias, 1);
+    assert_int_equal(m->xf.moe.shared_ffn, 2048);
+    assert_int_equal(cp_xf_moe_block(&m->xf, 2), 0);
+    assert_int_equal(cp_xf_moe_block(&m->xf, 3), 1);
+    cp_model_free(m);
+}
+
+/* GPT-OSS-120B and 20B: biased attention with sink logits, alternating
+ * 128-token windows, fused expert tensors with biases, a biased router;
+ * MXFP4 storage does not change the count. */
+static void test_gpt_oss(void **state)
+{
+    cp_model *m = good(GOOD "gpt-oss-120b.json", NULL);
+    int64_t active, attn, expert, unembed = 201088LL * 2880;
+    int k;
+    (void)state;
+    /* h 2880, 64 heads of 64 (4096), 8 key/value heads (512): q 2880 x 4096
+     * + 4096, k and v 2880 x 512 + 512, o 4096 x 2880 + 2880, sinks 64 =
+     * 26,550,144; one expert: 2880 x 5760 + 5760 + 2880 x 2880 + 2880 =
+     * 24,891,840 */
+    attn = 2880LL * 4096 + 4096 + 2 * (2880LL * 512 + 512) + 4096LL * 2880 + 2880 + 64;
+    expert = 2880LL * 5760 + 5760 + 2880LL * 2880 + 2880;
+    assert_int_equal(attn, 26550144);
+    /* 36 x (attention + router 128 x 2880 + 128 + 128 experts + norms 5760)
+     * + 2 x 201088 x 2880 + 2880 = 116,829,156,672 (OpenAI's gpt-oss model
+     * card: 116.83B total) */
+    assert_int_equal(m->params, 36 * (attn + 128LL * 2880 + 128 + 128 * expert + 5760) +
+                                    2 * unembed + 2880);
+    assert_int_equal(m->params, 116829156672LL);
+    /* active, 4 experts of 128: 5,711,982,912; the card's 5.13B counts the
+     * unembedding but not the embedding lookup: 5,132,849,472 */
+    same_as_block(m, &active);
+    assert_int_equal(active, 116829156672LL - 36LL * 124 * expert);
+    assert_int_equal(active - unembed, 5132849472LL);
+    assert_int_equal(m->ntensors, 1 + 36 * 17 + 2);
+    k = tensor_index(m, "model.layers.0.mlp.experts.gate_up_proj");
+    assert_int_equal(m->tensors[k].ndim, 3);
+    assert_int_equal(m->tensors[k].shape[0], 128);
+    assert_int_equal(m->tensors[k].shape[1], 2880);
+    assert_int_equal(m->tensors[k].shape[2], 5760);
+    assert_string_equal(m->tensors[9].name, "model.layers.0.self_attn.sinks");
+    assert_int_equal(m->xf.window, 128);
+    assert_int_equal(m->xf.window_every, 2);
+    assert_int_equal(m->xf.attn_sinks, 1);
+    assert_int_equal(m->xf.moe.expert_bias, 1);
+    /* block 0 slides, block 1 attends fully: at 2048 tokens the attention
+     * term is 2 x 2048 x 128 x (4096 + 4096) against 2 x 2048^2 x 8192 */
+    assert_near(m->layers[2].flops - m->layers[1].flops,
+                2.0 * 2048 * (2048 - 128) * 8192, 0);
+    cp_model_free(m);
+    /* 24 blocks of 32 experts: 24 x (attention + 32 x 2880 + 32 + 32 experts
+     * + 5760) + 2 x 201088 x 2880 + 2880 = 20,914,757,184 (the card: 20.91B);
+     * active without the embedding: 24 x (attention + router 92,192 + 4
+     * experts 99,567,360 + 5,760) + 579,133,440 + 2,880 = 3,608,307,264
+     * (3.61B) */
+    m = good(GOOD "gpt-oss-20b.json", NULL);
+    assert_int_equal(m->params, 24 * (attn + 32LL * 2880 + 32 + 32 * expert + 5760) +
+                                    2 * unembed + 2880);
+    assert_int_equal(m->params, 20914757184LL);
+    same_as_block(m, &active);
+    assert_int_equal(active - unembed, 3608307264LL);
+    cp_model_free(m);
+}
+
+/* A tiny Qwen2-MoE with a MoE block every second block (decoder_sparse_step
+ * 2: block 0 dense, block 1 MoE), every number by hand at --seq-len 4. */
+static void test_tiny_moe_flops(void **state)
+{
+    static const char tiny[] =
+        "{\"model_type\": \"qwen2_moe\", \"vocab_size\": 10, \"hidden_size\": 8,\n"
+        " \"intermediate_size\": 12, \"num_hidden_layers\": 2, \"num_attention_heads\": 2,\n"
+        " \"max_position_embeddings\": 16, \"num_experts\": 4, \"num_experts_per_tok\": 2,\n"
+        " \"moe_intermediate_size\": 6, \"shared_expert_intermediate_size\": 5,\n"
+        " \"decoder_sparse_step\": 2}\n";
+    cp_hf_opts o;
+    cp_model *m;
+    cp_err e;
+    int64_t active;
+    (void)state;
+    cp_hf_opts_default(&o);
+    o.seq_len = 4;
+    assert_int_equal(convert_text("tiny.json", tiny, &o, &m, &e), CP_OK);
+    /* block 0 dense ((0 + 1) % 2 != 0): attention 4 x 64 = 256 and the
+     * 3 x 8 x 12 = 288 MLP: 2 x 544 x 4 + 4 x 4^2 x 8 = 4,352 + 512 */
+    assert_near(m->layers[1].flops, 2.0 * 544 * 4 + 4 * 16 * 8, 0);
+    /* block 1 MoE: attention 256, router 4 x 8 = 32, 2 experts of 3 x 8 x 6
+     * = 288, the shared expert 3 x 8 x 5 = 120 and its gate 8: 704 */
+    assert_near(m->layers[2].flops, 2.0 * 704 * 4 + 4 * 16 * 8, 0);
+    /* parameters: embed and head 2 x 80; block 0: q, k, v 3 x (64 + 8), o 64,
+     * MLP 288, norms 16 = 584; block 1: 280 + router 32 + 4 x 144 + shared
+     * 120 + gate 8 + norms 16 = 1,032; final norm 8: 1,784 */
+    assert_int_equal(m->params, 160 + 584 + 1032 + 8);
+    /* active: 2 of the 4 experts: minus 2 x 144 */
+    same_as_block(m, &active);
+    assert_int_equal(active, 160 + 584 + 1032 + 8 - 2 * 144);
+    cp_model_free(m);
+}
+
+/* A tiny DeepSeek with q_lora_rank null (one q_proj) and one dense block:
+ * latent attention's FLOPs by hand. */
+static void test_tiny_mla_flops(void **state)
+{
+    static const char tiny[] =
+        "{\"model_type\": \"deepseek_v3\", \"vocab_size\": 10, \"hidden_size\": 8,\n"
+        " \"intermediate_size\": 12, \"num_hidden_layers\": 2, \"num_attention_heads\": 2,\n"
+        " \"max_position_embeddings\": 16, \"n_routed_experts\": 4,\n"
+        " \"num_experts_per_tok\": 1, \"moe_intermediate_size\": 3, \"n_shared_experts\": 1,\n"
+        " \"first_k_dense_replace\": 1, \"q_lora_rank\": null, \"kv_lora_rank\": 4,\n"
+        " \"qk_nope_head_dim\": 2, \"qk_rope_head_dim\": 1, \"v_head_dim\": 2,\n"
+        " \"topk_method\": \"greedy\", \"scoring_func\": \"softmax\"}\n";
+    cp_hf_opts o;
+    cp_model *m;
+    cp_err e;
+    (void)state;
+    cp_hf_opts_default(&o);
+    o.seq_len = 4;
+    assert_int_equal(convert_text("tiny.json", tiny, &o, &m, &e), CP_OK);
+    /* attention: q_proj 8 x 2 x 3 = 48, kv_a 8 x (4 + 1) = 40, kv_b 4 x 2 x
+     * (2 + 2) = 32, o 2 x 2 x 8 = 32: 152 matmul weights; scores over 2 x 3
+     * = 6, values over 2 x 2 = 4.  Block 0 dense, MLP 3 x 8 x 12 = 288:
+     * 2 x 440 x 4 + 2 x 4 x 4 x (6 + 4) = 3,520 + 320 */
+    assert_near(m->layers[1].flops, 3520 + 320, 0);
+    assert_string_equal(m->tensors[1].name, "model.layers.0.self_attn.q_proj.weight");
+    assert_int_equal(m->tensors[1].shape[0], 6);
+    /* block 1: router 32, one routed expert 72 and the shared one 72: 2 x
+     * (152 + 176) x 4 + 320 */
+    assert_near(m->layers[2].flops, 2.0 * 328 * 4 + 320, 0);
+    assert_int_equal(m->xf.moe.router_bias, 0); /* greedy: no correction bias */
+    assert_int_equal(tensor_index(m, "model.layers.1.mlp.gate.e_score_correction_bias"), -1);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+}
+
 /* ------------------------------------------------------------------------ */
 /* FLOPs, options and variants on tiny configs                               */
+
+/* The small variants in tests/data/good/hf/: Qwen2-MoE's mlp_only_layers
+ * [0] (block 0 dense), Qwen3-MoE's decoder_sparse_step 2 with tied
+ * embeddings, Nemotron with every bias, GPT-OSS's fused experts; each block
+ * counts what its tensors hold. */
+static void test_small_variants(void **state)
+{
+    cp_model *m = good(GOOD "tiny-qwen2-moe.json", NULL);
+    (void)state;
+    assert_int_equal(m->xf.moe.dense_layers, 1);
+    assert_int_equal(cp_xf_moe_block(&m->xf, 0), 0);
+    /* block 0's dense MLP of intermediate_size 32: gate_proj [32, 16] */
+    assert_int_equal(m->tensors[tensor_index(m, "model.layers.0.mlp.gate_proj.weight")].shape[0],
+                     32);
+    assert_int_equal(tensor_index(m, "model.layers.0.mlp.gate.weight"), -1);
+    assert_true(tensor_index(m, "model.layers.1.mlp.shared_expert_gate.weight") > 0);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+    m = good(GOOD "tiny-qwen3-moe.json", NULL);
+    /* (i + 1) % 2 == 0: block 1 only */
+    assert_int_equal(cp_xf_moe_block(&m->xf, 0), 0);
+    assert_int_equal(cp_xf_moe_block(&m->xf, 1), 1);
+    assert_int_equal(m->xf.moe.every, 2);
+    assert_int_equal(m->xf.tied, 1);
+    assert_int_equal(tensor_index(m, "lm_head.weight"), -1);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+    m = good(GOOD "tiny-nemotron.json", NULL);
+    /* q, k, v, o with biases, up and down with biases, two LayerNorms with
+     * bias: 8 + 4 + 4 tensors a block; embed, 2 blocks, norm (2), lm_head */
+    assert_int_equal(m->ntensors, 1 + 2 * 16 + 2 + 1);
+    assert_int_equal(m->xf.o_bias, 1);
+    assert_int_equal(m->xf.mlp_bias, 1);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+    m = good(GOOD "tiny-gpt-oss.json", NULL);
+    assert_int_equal(m->xf.window_every, 2);
+    same_as_block(m, NULL);
+    cp_model_free(m);
+}
+
+/* Sliding windows: Mistral's on every block (a query attends to the window
+ * when it is shorter than the sequence); GPT-OSS's layer_types, sliding at
+ * 0 and 3 of 4 blocks (every 3), or nowhere. */
+static void test_windows(void **state)
+{
+    static const char mistral[] =
+        "{\"model_type\": \"mistral\", \"vocab_size\": 10, \"hidden_size\": 8,\n"
+        " \"intermediate_size\": 12, \"num_hidden_layers\": 1, \"num_attention_heads\": 2,\n"
+        " \"max_position_embeddings\": 16, \"sliding_window\": 2}\n";
+    static const char oss[] =
+        "{\"model_type\": \"gpt_oss\", \"vocab_size\": 10, \"hidden_size\": 8,\n"
+        " \"intermediate_size\": 4, \"num_hidden_layers\": 4, \"num_attention_heads\": 2,\n"
+        " \"head_dim\": 4, \"max_position_embeddings\": 16, \"num_local_experts\": 2,\n"
+        " \"num_experts_per_tok\": 1, \"sliding_window\": 2, \"layer_types\": [%s]}\n";
+    char text[1024];
+    cp_hf_opts o;
+    cp_model *m;
+    cp_err e;
+    (void)state;
+    cp_hf_opts_default(&o);
+    o.seq_len = 4;
+    assert_int_equal(convert_text("m.json", mistral, &o, &m, &e), CP_OK);
+    /* 2 x 480 x 4 + 2 x 4 tokens x 2 keys x (8 + 8) = 3,840 + 256 (the tiny
+     * Llama block of test_tiny_llama_flops without GQA: q, k, v, o 4 x 64,
+     * MLP 288: 544; 2 x 544 x 4 = 4,352) */
+    assert_near(m->layers[1].flops, 2.0 * 544 * 4 + 2 * 4 * 2 * 16, 0);
+    assert_int_equal(m->xf.window, 2);
+    assert_int_equal(m->xf.window_every, 1);
+    cp_model_free(m);
+    snprintf(text, sizeof text, oss, "\"sliding_attention\", \"full_attention\", "
+             "\"full_attention\", \"sliding_attention\"");
+    assert_int_equal(convert_text("o.json", text, &o, &m, &e), CP_OK);
+    assert_int_equal(m->xf.window_every, 3);
+    /* blocks 0 and 3 attend to 2 keys, 1 and 2 to all 4: the difference is
+     * 2 x 4 x (4 - 2) x (8 + 8) = 256 */
+    assert_near(m->layers[2].flops - m->layers[1].flops, 256, 0);
+    assert_near(m->layers[4].flops, m->layers[1].flops, 0);
+    cp_model_free(m);
+    snprintf(text, sizeof text, oss, "\"full_attention\", \"full_attention\", "
+             "\"full_attention\", \"full_attention\"");
+    assert_int_equal(convert_text("o.json", text, &o, &m, &e), CP_OK);
+    assert_int_equal(m->xf.window, 0);
+    cp_model_free(m);
+}
 
 /* A tiny Llama with GQA and tied embeddings, at --seq-len 4. */
 static const char tiny_llama[] =
@@ -608,7 +1094,8 @@ static void test_refusals(void **state)
     refused(BAD "hidden-size-not-integer.json", NULL, 3, 18, "got 768.0");
     /* line 6, `  "model_type": "t5",`: column 17 */
     refused(BAD "unknown-model-type.json", NULL, 6, 17,
-            "\"t5\" is not supported (supported: bert, gpt2, llama, mistral, qwen2, gemma)");
+            "\"t5\" is not supported (supported: bert, gpt2, llama, mistral, qwen2, qwen3, "
+            "gemma, nemotron, mixtral, qwen2_moe, qwen3_moe, deepseek_v3, gpt_oss)");
     /* line 7, `  "num_attention_heads": 7,`: column 26 */
     refused(BAD "heads-do-not-divide-hidden.json", NULL, 7, 26,
             "7 heads do not divide hidden_size 768");
@@ -625,6 +1112,22 @@ static void test_refusals(void **state)
     refused(BAD "tie-not-boolean.json", NULL, 10, 26, "expected true or false, got \"yes\"");
     refused(BAD "gpt2-n-inner-zero.json", NULL, 5, 14, "got 0");
     refused(BAD "top-level-array.json", NULL, 1, 1, "expected a JSON object");
+    /* the expert fields: line 14, `  "experts_per_token": 4,`, column 24:
+     * GPT-OSS's two names for one number disagree */
+    refused(BAD "experts-disagree.json", NULL, 14, 24,
+            "the expert fields disagree: experts_per_token is 4 but num_experts_per_tok is 2");
+    /* line 12, `  "num_experts_per_tok": 10`, column 26 */
+    refused(BAD "top-k-over-experts.json", NULL, 12, 26,
+            "num_experts_per_tok 10 is more than the 8 experts (num_local_experts)");
+    /* line 11, `  "n_group": 3,`, column 14: 16 experts in 3 groups */
+    refused(BAD "expert-groups-disagree.json", NULL, 11, 14,
+            "3 groups do not divide the 16 routed experts");
+    /* line 15, the fourth entry at column 19: sliding at 0, 2, 3 */
+    refused(BAD "layer-types-not-periodic.json", NULL, 15, 19,
+            "the sliding blocks must be 0, k, 2k");
+    refused(BAD "qwen-sliding-window.json", NULL, 9, 25, "from max_window_layers on are not modelled");
+    refused(BAD "activation-unknown.json", NULL, 9, 17,
+            "\"relu\" is not a modelled activation for llama");
 
     cp_hf_opts_default(&o);
     /* --seq-len beyond the model: blamed on max_position_embeddings (line 13,
@@ -632,6 +1135,12 @@ static void test_refusals(void **state)
     o.seq_len = 513;
     refused(GOOD "bert-base-uncased.json", &o, 13, 30,
             "--seq-len 513 is longer than max_position_embeddings 512");
+    /* the converter's tensor cap (the fuzzer's 4096): DeepSeek-V3's 61 x (16
+     * + 3 x 256) tensors are over it, blamed on n_routed_experts (line 23,
+     * `  "n_routed_experts": 256,`, column 23) */
+    cp_hf_opts_default(&o);
+    o.max_tensors = 4096;
+    refused(GOOD "deepseek-v3.json", &o, 23, 23, "make over 4096 tensors");
     /* --arch of another family: about the option, no position */
     cp_hf_opts_default(&o);
     o.arch = "GPT2Model";
@@ -674,6 +1183,18 @@ int main(void)
         cmocka_unit_test(test_llama2_7b),
         cmocka_unit_test(test_mistral_gqa), cmocka_unit_test(test_qwen2),
         cmocka_unit_test(test_gemma),
+        cmocka_unit_test(test_llama3),
+        cmocka_unit_test(test_qwen3),
+        cmocka_unit_test(test_nemotron),
+        cmocka_unit_test(test_mixtral),
+        cmocka_unit_test(test_qwen2_moe),
+        cmocka_unit_test(test_qwen3_moe),
+        cmocka_unit_test(test_deepseek_v3),
+        cmocka_unit_test(test_gpt_oss),
+        cmocka_unit_test(test_tiny_moe_flops),
+        cmocka_unit_test(test_tiny_mla_flops),
+        cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_small_variants),
         cmocka_unit_test(test_tiny_llama_flops),
         cmocka_unit_test(test_tiny_bert_flops),
         cmocka_unit_test(test_default_sequence),

@@ -127,6 +127,18 @@ static void test_dgx2(void **state)
     assert_true(fabs(gbs_at(t, "gpu15", "nvlink") - 150.0) < 1e-9);
     assert_true(fabs(gbs_at(t, "nvsw0", "nvlink") - 400.0) < 1e-9); /* 16 GPUs x 25 */
     assert_non_null(strstr(note_of(t), "non-blocking trunk"));
+    /* V100-SXM3: the V100 generation, SXM: 80 SMs, no FP8 */
+    {
+        const json_t *nodes = json_object_get(t, "nodes"), *g = NULL;
+        size_t i;
+        for (i = 0; i < json_array_size(nodes) && !g; i++)
+            if (!strcmp(json_string_value(json_object_get(json_array_get(nodes, i), "id")),
+                        "gpu0"))
+                g = json_array_get(nodes, i);
+        assert_non_null(g);
+        assert_int_equal(json_integer_value(json_object_get(g, "sms")), 80);
+        assert_null(json_object_get(g, "tflops_fp8"));
+    }
     assert_non_null(strstr(note_of(t), "hwloc 3.x"));
     assert_loads(t);
     json_decref(t);

@@ -113,6 +113,17 @@ static const json_t *link_between(const json_t *topo, const char *a, const char 
     return NULL;
 }
 
+/* The node with id `id`, or NULL. */
+static const json_t *node_of(const json_t *topo, const char *id)
+{
+    size_t i;
+    const json_t *nodes = json_object_get(topo, "nodes");
+    for (i = 0; i < json_array_size(nodes); i++)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(nodes, i), "id")), id))
+            return json_array_get(nodes, i);
+    return NULL;
+}
+
 static double gbs_of(const json_t *l)
 {
     return json_number_value(json_object_get(l, "gbs"));
@@ -284,6 +295,9 @@ static void test_reference_dump(void **state)
     assert_int_equal(count_nodes(t, "nvswitch", 0), 4);
     assert_int_equal(count_nodes(t, "nic", 0), 8);
     assert_near(gpu0, 450, 1e-9);
+    /* PCI device 0x2330, H100-SXM5-80GB: FP8 1,979 dense (datasheet), 132 SMs */
+    assert_near(json_number_value(json_object_get(node_of(t, "gpu0"), "tflops_fp8")), 1979, 0);
+    assert_int_equal(json_integer_value(json_object_get(node_of(t, "gpu0"), "sms")), 132);
     json_decref(t);
 }
 
@@ -305,6 +319,9 @@ static void test_hint_fabric(void **state)
     assert_near(gpu0, 300, 1e-9);
     assert_int_equal(count_nodes(t, NULL, 1), 0);
     assert_non_null(strstr(json_string_value(json_object_get(t, "note")), "HGX A100"));
+    /* 0x20b0, A100-SXM4-40GB: 108 SMs, no FP8 tensor cores (no tflops_fp8) */
+    assert_int_equal(json_integer_value(json_object_get(node_of(t, "gpu0"), "sms")), 108);
+    assert_null(json_object_get(node_of(t, "gpu0"), "tflops_fp8"));
     json_decref(t);
     o.no_fabric = 1;
     t = import_shared("aws-p4d-24xl-topo.xml", &o);

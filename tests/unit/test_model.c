@@ -153,10 +153,6 @@ static void test_rejections(void **state)
                   "\"ffn\":32,\"seq\":4}}",
                   "3 key/value heads do not divide 4 heads", 2);
     expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
-                  "{\"name\":\"a\",\"numel\":1,\"layer\":0}],\n"
-                  "\"transformer\":{\"layers\":2,\"hidden\":8,\"heads\":4,\"ffn\":32,\"seq\":4}}",
-                  "give compute.batch", 2);
-    expect_reject("{\"name\":\"x\",\"dtype\":\"fp32\",\"tensors\":["
                   "{\"name\":\"a\",\"numel\":1,\"layer\":0}],\"compute\":{\"batch\":2},"
                   "\"transformer\":{\"layers\":2,\"hidden\":8,\"heads\":16,\"ffn\":32,"
                   "\"seq\":4}}",
@@ -204,6 +200,157 @@ static void test_transformer_block(void **state)
     cp_model_free(m);
 }
 
+/* A model of one tensor whose transformer block is `block`, on line 2. */
+static int load_block(const char *block, cp_model **m, cp_err *e)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"name\":\"x\",\"dtype\":\"bf16\",\"tensors\":[{\"name\":\"a\",\"numel\":1,"
+             "\"layer\":0}],\n\"transformer\":%s}", block);
+    return load(text, m, e);
+}
+
+/* `block` is refused on line 2 with `needle` in the message. */
+static void block_refused(const char *block, const char *needle)
+{
+    cp_model *m = NULL;
+    cp_err e;
+    assert_int_equal(load_block(block, &m, &e), CP_EINPUT);
+    assert_null(m);
+    if (!strstr(e.msg, needle))
+        fail_msg("message '%s' lacks '%s'", e.msg, needle);
+    assert_int_equal(e.line, 2);
+}
+
+#define DENSE "\"layers\":4,\"hidden\":64,\"heads\":8,\"ffn\":128,\"seq\":16"
+
+/* Defaults that keep the older files meaning what they meant: a GELU block
+ * is GPT-2's (LayerNorm, biases everywhere), positions learned when the
+ * table's rows are given and rotary otherwise; a gated block has RMSNorm
+ * and no biases; compute.batch is not needed. */
+static void test_transformer_defaults(void **state)
+{
+    cp_model *m = NULL;
+    cp_err e;
+    (void)state;
+    assert_int_equal(load_block("{" DENSE "}", &m, &e), CP_OK);
+    assert_int_equal(m->xf.mlp, CP_MLP_GELU);
+    assert_int_equal(m->xf.norm, CP_NORM_LAYER);
+    assert_int_equal(m->xf.pos, CP_POS_ROPE);
+    assert_int_equal(m->xf.qkv_bias + m->xf.o_bias + m->xf.mlp_bias, 3);
+    assert_int_equal(m->xf.head_dim, 0);
+    assert_int_equal(cp_xf_head_dim(&m->xf), 8); /* 64 / 8 */
+    assert_int_equal(m->xf.window_every, 1);
+    assert_int_equal(m->xf.moe.experts, 0);
+    assert_int_equal(m->batch, 0);
+    cp_model_free(m);
+    assert_int_equal(load_block("{" DENSE ",\"max_positions\":32}", &m, &e), CP_OK);
+    assert_int_equal(m->xf.pos, CP_POS_LEARNED);
+    assert_int_equal(m->xf.max_pos, 32);
+    cp_model_free(m);
+    assert_int_equal(load_block("{" DENSE ",\"mlp\":\"geglu\"}", &m, &e), CP_OK);
+    assert_int_equal(m->xf.norm, CP_NORM_RMS);
+    assert_int_equal(m->xf.qkv_bias + m->xf.o_bias + m->xf.mlp_bias, 0);
+    assert_int_equal(m->xf.swiglu, 1); /* gated */
+    cp_model_free(m);
+    assert_int_equal(load_block("{" DENSE ",\"mlp\":\"relu2\"}", &m, &e), CP_OK);
+    assert_int_equal(m->xf.norm, CP_NORM_LAYER);
+    assert_int_equal(m->xf.swiglu, 0);
+    assert_int_equal(m->xf.mlp_bias, 0);
+    cp_model_free(m);
+}
+
+/* Every field as written, and the parameters the block implies:
+ * a MoE block with shared experts, first dense blocks and latent attention,
+ * counted by hand. */
+static void test_transformer_full(void **state)
+{
+    cp_model *m = NULL;
+    cp_err e;
+    int64_t total, active, attn, moe, dense;
+    (void)state;
+    assert_int_equal(
+        load_block("{\"layers\":4,\"hidden\":64,\"heads\":4,\"ffn\":128,\"seq\":16,"
+                   "\"vocab\":100,\"mlp\":\"swiglu\",\"norm\":\"rmsnorm\",\"position\":\"rope\","
+                   "\"tied\":false,\"qkv_bias\":false,\"o_bias\":false,\"mlp_bias\":false,"
+                   "\"qk_norm\":false,\"attn_sinks\":true,\"dropout\":0,"
+                   "\"sliding_window\":{\"window\":8,\"every\":2},"
+                   "\"moe\":{\"experts\":8,\"top_k\":2,\"ffn\":32,\"shared_experts\":1,"
+                   "\"shared_ffn\":32,\"shared_gate\":true,\"dense_layers\":1,\"dense_ffn\":96,"
+                   "\"every\":1,\"router\":\"sigmoid\",\"router_bias\":true,"
+                   "\"expert_bias\":false},"
+                   "\"mla\":{\"q_lora_rank\":16,\"kv_lora_rank\":8,\"qk_nope_dim\":8,"
+                   "\"qk_rope_dim\":4,\"v_head_dim\":8}}",
+                   &m, &e),
+        CP_OK);
+    assert_int_equal(m->xf.head_dim, 12); /* qk_nope_dim + qk_rope_dim */
+    assert_int_equal(m->xf.window, 8);
+    assert_int_equal(m->xf.window_every, 2);
+    assert_int_equal(m->xf.moe.router_sigmoid, 1);
+    assert_int_equal(m->xf.moe.dense_ffn, 96);
+    assert_int_equal(cp_xf_moe_block(&m->xf, 0), 0);
+    assert_int_equal(cp_xf_moe_block(&m->xf, 1), 1);
+    /* latent attention, h 64, 4 heads: q_a 64 x 16, its norm 16, q_b 16 x 4
+     * x 12; kv_a 64 x (8 + 4), its norm 8; kv_b 8 x 4 x (8 + 8); o 4 x 8 x
+     * 64; sinks 4 */
+    attn = 64 * 16 + 16 + 16 * 4 * 12 + 64 * 12 + 8 + 8 * 4 * 16 + 4 * 8 * 64 + 4;
+    /* a MoE block: 8 experts of 3 x 64 x 32, router 8 x 64 + 8 biases, the
+     * shared expert 3 x 64 x 32 and its gate 64, norms 2 x 64 */
+    moe = attn + 8 * 3 * 64 * 32 + 8 * 64 + 8 + 3 * 64 * 32 + 64 + 2 * 64;
+    dense = attn + 3 * 64 * 96 + 2 * 64; /* block 0: dense_ffn 96 */
+    cp_xf_params(&m->xf, &total, &active);
+    /* embedding and untied head 2 x 100 x 64, final norm 64 */
+    assert_int_equal(total, 2 * 100 * 64 + 64 + dense + 3 * moe);
+    assert_int_equal(active, total - 3 * 6 * 3 * 64 * 32); /* 2 of 8 experts */
+    cp_model_free(m);
+}
+
+/* Each cross-field rule, refused at line 2 naming the numbers. */
+static void test_transformer_rejections(void **state)
+{
+    (void)state;
+    block_refused("{" DENSE ",\"kv_heads\":3}", "3 key/value heads do not divide 8 heads");
+    block_refused("{\"layers\":4,\"hidden\":60,\"heads\":8,\"ffn\":128,\"seq\":16}",
+                  "8 heads do not divide hidden 60: give head_dim");
+    block_refused("{" DENSE ",\"position\":\"learned\"}", "learned positions need max_positions");
+    block_refused("{" DENSE ",\"position\":\"rope\",\"max_positions\":32}",
+                  "position \"rope\" has none");
+    block_refused("{" DENSE ",\"max_positions\":8}", "sequence 16 is longer than the 8 learned");
+    block_refused("{" DENSE ",\"tied\":true}", "no LM head to tie");
+    block_refused("{" DENSE ",\"qk_norm\":1}", "expected true or false, got 1");
+    block_refused("{" DENSE ",\"norm\":\"batchnorm\"}", "unknown value \"batchnorm\"");
+    block_refused("{" DENSE ",\"sliding_window\":{\"window\":8,\"every\":5}}",
+                  "from 1 to 4, got 5");
+    block_refused("{" DENSE ",\"moe\":{\"experts\":8,\"top_k\":9,\"ffn\":32}}",
+                  "the expert fields disagree: top_k 9 is more than the 8 experts");
+    block_refused("{" DENSE ",\"moe\":{\"experts\":8,\"top_k\":2,\"ffn\":32,\"shared_ffn\":32}}",
+                  "shared_ffn 32 without shared experts");
+    block_refused("{" DENSE ",\"moe\":{\"experts\":8,\"top_k\":2,\"ffn\":32,"
+                  "\"shared_experts\":2}}", "2 shared experts need shared_ffn");
+    block_refused("{" DENSE ",\"moe\":{\"experts\":8,\"top_k\":2,\"ffn\":32,"
+                  "\"shared_gate\":true}}", "a shared_gate without shared experts");
+    block_refused("{" DENSE ",\"moe\":{\"experts\":8,\"top_k\":2,\"ffn\":32,"
+                  "\"dense_layers\":4}}", "4 dense layers leave no block of the 4");
+    block_refused("{" DENSE ",\"moe\":{\"experts\":8,\"top_k\":2,\"ffn\":32,\"dense_ffn\":64}}",
+                  "dense_ffn 64 without dense_layers");
+    block_refused("{" DENSE ",\"moe\":{\"experts\":8,\"top_k\":2,\"ffn\":32,"
+                  "\"dense_layers\":2,\"every\":3}}", "every 3 blocks after 2 dense ones");
+    block_refused("{" DENSE ",\"moe\":{\"experts\":8,\"top_k\":2,\"ffn\":32,"
+                  "\"router\":\"topk\"}}", "unknown value \"topk\"");
+    block_refused("{" DENSE ",\"mla\":{\"kv_lora_rank\":8,\"qk_nope_dim\":8,"
+                  "\"qk_rope_dim\":4}}", "missing required key \"v_head_dim\"");
+    block_refused("{" DENSE ",\"mla\":{\"kv_lora_rank\":8,\"qk_nope_dim\":0,"
+                  "\"qk_rope_dim\":4,\"v_head_dim\":8}}", "got 0");
+    block_refused("{" DENSE ",\"kv_heads\":2,\"mla\":{\"kv_lora_rank\":8,\"qk_nope_dim\":8,"
+                  "\"qk_rope_dim\":4,\"v_head_dim\":8}}", "2 key/value heads with latent");
+    block_refused("{" DENSE ",\"head_dim\":16,\"mla\":{\"kv_lora_rank\":8,\"qk_nope_dim\":8,"
+                  "\"qk_rope_dim\":4,\"v_head_dim\":8}}",
+                  "head_dim 16 is not qk_nope_dim + qk_rope_dim = 12");
+    /* 2^20 hidden x 2^24 FFN x 3 x 100,000 blocks: about 5e18 parameters */
+    block_refused("{\"layers\":100000,\"hidden\":1048576,\"heads\":8,\"ffn\":16777216,"
+                  "\"seq\":16}", "over the sanity limit of 2^50");
+}
+
 /* Published totals (torchvision weights meta, Hugging Face model cards):
  * the six numbers issue 2 lists. */
 static void test_shipped_model_totals(void **state)
@@ -228,6 +375,11 @@ static void test_shipped_model_totals(void **state)
         assert_int_equal(m->params, want[i].params);
         assert_int_equal(m->ntensors, want[i].tensors);
         assert_int_equal(cp_model_grad_bytes(m), want[i].params * 4);
+        if (m->xf.vocab > 0) { /* GPT-2: the block describes the same model */
+            int64_t total;
+            cp_xf_params(&m->xf, &total, NULL);
+            assert_int_equal(total, want[i].params);
+        }
         cp_model_free(m);
     }
 }
@@ -300,6 +452,8 @@ int main(void)
         cmocka_unit_test(test_implicit_layers_and_fp16),
         cmocka_unit_test(test_per_layer_times),
         cmocka_unit_test(test_rejections), cmocka_unit_test(test_transformer_block),
+        cmocka_unit_test(test_transformer_defaults), cmocka_unit_test(test_transformer_full),
+        cmocka_unit_test(test_transformer_rejections),
         cmocka_unit_test(test_shipped_model_totals),
         cmocka_unit_test(test_shipped_models_match_csv),
         cmocka_unit_test(test_repeat),

@@ -351,6 +351,9 @@ static void test_a100_nvswitch(void **state)
         snprintf(id, sizeof id, "gpu%d", g);
         assert_near(gbs(link_between(t, id, "nvsw0")), 300, 1e-9);
         assert_string_equal(str(node(t, id), "model"), "A100-SXM4");
+        /* --gpu a100: 108 SMs (A100 whitepaper), no FP8 tensor cores */
+        assert_int_equal(json_integer_value(json_object_get(node(t, id), "sms")), 108);
+        assert_null(json_object_get(node(t, id), "tflops_fp8"));
     }
     assert_null(link_between(t, "gpu0", "gpu1"));
     assert_int_equal(count_nodes(t, "cpu"), 2);

@@ -186,6 +186,99 @@ static void test_rejections(void **state)
                   "fraction in (0, 1]", 3);
     expect_reject("{\"name\":\"x\"," NODES2 ",\"links\":[],\"extra\":1}", "unknown key \"extra\"",
                   0);
+    /* the GPU's FP8 peak and SM count: GPUs only, positive, bounded (1e5
+     * TFLOP/s; 1024 SMs, against a count of cores) */
+    expect_reject("{\"name\":\"x\",\"nodes\":[{\"id\":\"g\",\"kind\":\"gpu\"},\n"
+                  "{\"id\":\"c\",\"kind\":\"cpu\",\"tflops_fp8\":1979}],\"links\":[]}",
+                  "tflops_fp8 is for gpu nodes only", 2);
+    expect_reject("{\"name\":\"x\",\"nodes\":[{\"id\":\"g\",\"kind\":\"gpu\"},\n"
+                  "{\"id\":\"c\",\"kind\":\"cpu\",\"sms\":132}],\"links\":[]}",
+                  "sms is for gpu nodes only", 2);
+    expect_reject("{\"name\":\"x\",\"nodes\":[\n{\"id\":\"g\",\"kind\":\"gpu\",\"tflops_fp8\":0}],"
+                  "\"links\":[]}",
+                  "peak dense FP8 TFLOP/s", 2);
+    expect_reject("{\"name\":\"x\",\"nodes\":[\n{\"id\":\"g\",\"kind\":\"gpu\",\"sms\":16896}],"
+                  "\"links\":[]}",
+                  "expected an integer from 1 to 1024, got 16896", 2);
+    expect_reject("{\"name\":\"x\",\"nodes\":[\n{\"id\":\"g\",\"kind\":\"gpu\",\"sms\":132.5}],"
+                  "\"links\":[]}",
+                  "got 132.5", 2);
+}
+
+/* A GPU's FP8 peak and SM count as given; absent, both 0 (no FP8 tensor
+ * cores, SMs unknown). */
+static void test_gpu_fp8_sms(void **state)
+{
+    cp_topo *t;
+    cp_err e;
+    (void)state;
+    assert_int_equal(load("{\"name\":\"x\",\"nodes\":[{\"id\":\"g0\",\"kind\":\"gpu\","
+                          "\"tflops_fp8\":1979,\"sms\":132},{\"id\":\"g1\",\"kind\":\"gpu\"}],"
+                          "\"links\":[{\"a\":\"g0\",\"b\":\"g1\",\"kind\":\"nvlink\",\"gbs\":1,"
+                          "\"latency_us\":1}]}", &t, &e), CP_OK);
+    assert_near(t->nodes[0].tflops_fp8, 1979, 0);
+    assert_int_equal(t->nodes[0].sms, 132);
+    assert_near(t->nodes[1].tflops_fp8, 0, 0);
+    assert_int_equal(t->nodes[1].sms, 0);
+    cp_topo_free(t);
+}
+
+/* The GPU NVLink bandwidth of `gpu`: the sum over its nvlink links, GB/s
+ * per direction. */
+static double nvlink_gbs_of(const cp_topo *t, int gpu)
+{
+    double sum = 0;
+    int i;
+    for (i = 0; i < t->nlinks; i++)
+        if (t->links[i].kind == CP_NVLINK && (t->links[i].a == gpu || t->links[i].b == gpu))
+            sum += t->links[i].gbs[0];
+    return sum;
+}
+
+/* The two large-model machines (docs/topologies.md): the Selene node and
+ * the HGX H200, every GPU figure from its datasheet. */
+static void test_shipped_a100_80g_h200(void **state)
+{
+    cp_topo *t;
+    cp_err e;
+    int g, i, nics = 0;
+    (void)state;
+    assert_int_equal(cp_topo_load("topologies/dgx-a100-80g.json", &t, &e), CP_OK);
+    assert_int_equal(t->ngpus, 8);
+    g = t->gpus[0];
+    assert_near(t->nodes[g].mem_gbs, 2039, 0);       /* A100 80GB HBM2e, datasheet */
+    assert_near(t->nodes[g].tflops_fp16, 312, 0);    /* BF16 dense */
+    assert_near(t->nodes[g].tflops_fp8, 0, 0);       /* Ampere: no FP8 tensor cores */
+    assert_int_equal(t->nodes[g].sms, 108);
+    assert_near(t->nodes[g].capacity_gb, 85.9, 0);   /* 81,920 MiB x 2^20 / 1e9 = 85.90 */
+    /* 12 NVLink 3 x 25 GB/s = 300 GB/s per direction per GPU, over 6 chips */
+    assert_near(nvlink_gbs_of(t, g), 300, 1e-9);
+    assert_int_equal(cp_topo_count(t, CP_NVSWITCH), 6);
+    for (i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].kind == CP_NIC) {
+            nics++;
+            assert_near(t->nodes[i].net_gbs, 25, 0); /* 200 Gb/s HDR / 8 */
+        }
+    assert_int_equal(nics, 8);
+    assert_near(t->calib.kind[CP_NVLINK].bw_eff, 0.8, 0); /* dgx-a100's block: NCCL's 20.0 of 25 */
+    cp_topo_free(t);
+
+    assert_int_equal(cp_topo_load("topologies/hgx-h200.json", &t, &e), CP_OK);
+    g = t->gpus[0];
+    assert_near(t->nodes[g].mem_gbs, 4800, 0);       /* HBM3e 4.8 TB/s */
+    assert_near(t->nodes[g].tflops_fp16, 989, 0);    /* the H100's peaks */
+    assert_near(t->nodes[g].tflops_fp8, 1979, 0);
+    assert_int_equal(t->nodes[g].sms, 132);
+    assert_near(t->nodes[g].capacity_gb, 150.76, 0); /* 143,771 MiB */
+    /* 18 NVLink 4 x 25 = 450 GB/s per direction per GPU (4 + 5 + 5 + 4) */
+    assert_near(nvlink_gbs_of(t, g), 450, 1e-9);
+    for (i = 0, nics = 0; i < t->nnodes; i++)
+        if (t->nodes[i].kind == CP_NIC) {
+            nics++;
+            assert_near(t->nodes[i].net_gbs, 50, 0); /* 400 Gb/s NDR / 8 */
+        }
+    assert_int_equal(nics, 8);
+    cp_topo_free(t);
 }
 
 /* Two hosts of (2 GPUs + 1 NIC on a switch): nodes 2 x 4 + 1 switch = 9;
@@ -249,6 +342,8 @@ int main(void)
         cmocka_unit_test(test_no_transit_through_gpu),
         cmocka_unit_test(test_directions),
         cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_gpu_fp8_sms),
+        cmocka_unit_test(test_shipped_a100_80g_h200),
         cmocka_unit_test(test_replicate),
         cmocka_unit_test(test_replicate_needs_nic),
     };
