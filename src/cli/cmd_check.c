@@ -16,9 +16,11 @@
 static const cli_usage_text usage = {
     "usage: coarse-plan check FILE...\n",
     "Validate model, topology and plan files (JSON).  The kind of each file is\n"
-    "told from its keys: \"tensors\" (model), \"nodes\" (topology), \"format\"\n"
-    "(plan).  Prints one summary line per valid file to stdout and one error per\n"
-    "invalid file to stderr as FILE:LINE:COL: error: FIELD: message.\n",
+    "told from its keys: \"tensors\" (model; or \"model_type\", a Hugging Face\n"
+    "config.json, read as import hf-config --dtype bf16 converts it), \"nodes\"\n"
+    "(topology), \"format\" (plan).  Prints one summary line per valid file to\n"
+    "stdout and one error per invalid file to stderr as FILE:LINE:COL: error:\n"
+    "FIELD: message.\n",
     "Exit status: 0 all valid, 2 some file is invalid, 1 internal failure.\n"};
 
 /* Validate one file and print its summary; returns its status. */

@@ -22,8 +22,14 @@ typedef enum cp_file_kind {
 /* Tell model ("tensors"), topology ("nodes") and plan ("format") apart. */
 cp_file_kind cp_detect_kind(const cp_jdoc *d);
 
+/* A model file, or a Hugging Face config.json (converted as `import
+ * hf-config --dtype bf16` converts it). */
 int cp_model_load(const char *path, cp_model **out, cp_err *e);
 int cp_model_load_doc(const cp_jdoc *d, cp_model **out, cp_err *e);
+
+/* A Hugging Face config.json rather than a model file: no "tensors", and a
+ * "model_type" or "architectures", which every config carries. */
+int cp_is_hf_config(const cp_jdoc *d);
 
 int cp_topo_load(const char *path, cp_topo **out, cp_err *e);
 int cp_topo_load_doc(const cp_jdoc *d, cp_topo **out, cp_err *e);

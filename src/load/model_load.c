@@ -4,13 +4,16 @@
  * Strict: unknown keys, wrong types, non-positive sizes, duplicate tensor
  * names and half-given timings are errors with the line and column of the
  * offending value.  The result is a cp_model with derived fields filled.
- * The "transformer" block is read by xformer_load.c.
+ * The "transformer" block is read by xformer_load.c.  A Hugging Face
+ * config.json (no "tensors", a "model_type" or "architectures") is
+ * converted as `import hf-config --dtype bf16` converts it, then read.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/jsondoc.h"
 #include "core/strmap.h"
+#include "import/hf_config.h"
 #include "load/load.h"
 #include "load/xformer_load.h"
 
@@ -296,12 +299,16 @@ static int read_model(const cp_jdoc *d, cp_err *e, cp_model *m)
     return rc;
 }
 
+static int load_hf_config(const cp_jdoc *d, cp_model **out, cp_err *e);
+
 int cp_model_load_doc(const cp_jdoc *d, cp_model **out, cp_err *e)
 {
-    cp_model *m = calloc(1, sizeof *m);
+    cp_model *m;
     int rc;
     *out = NULL;
-    if (!m)
+    if (cp_is_hf_config(d))
+        return load_hf_config(d, out, e);
+    if (!(m = calloc(1, sizeof *m)))
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     rc = read_model(d, e, m);
     if (rc) {
@@ -310,6 +317,37 @@ int cp_model_load_doc(const cp_jdoc *d, cp_model **out, cp_err *e)
     }
     *out = m;
     return CP_OK;
+}
+
+int cp_is_hf_config(const cp_jdoc *d)
+{
+    return !json_object_get(d->root, "tensors") &&
+           (json_object_get(d->root, "model_type") || json_object_get(d->root, "architectures"));
+}
+
+/* The config converted (16-bit gradients, the importer's defaults
+ * otherwise) and read as the model file `import hf-config` would write;
+ * errors point into the config. */
+static int load_hf_config(const cp_jdoc *d, cp_model **out, cp_err *e)
+{
+    cp_hf_opts o;
+    json_t *root = NULL;
+    char *text = NULL;
+    cp_jdoc conv;
+    int rc;
+    cp_hf_opts_default(&o);
+    o.dtype = "bf16";
+    memset(&conv, 0, sizeof conv);
+    if ((rc = cp_import_hf_config(d->path, d->text, d->len, &o, &root, e)))
+        return rc;
+    if (!(text = json_dumps(root, JSON_COMPACT)))
+        rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+    else if ((rc = cp_jdoc_load_text(&conv, d->path, text, strlen(text), e)) == CP_OK)
+        rc = cp_model_load_doc(&conv, out, e);
+    cp_jdoc_free(&conv);
+    free(text);
+    json_decref(root);
+    return rc;
 }
 
 int cp_model_load(const char *path, cp_model **out, cp_err *e)

@@ -452,7 +452,7 @@ cp_file_kind cp_detect_kind(const cp_jdoc *d)
 {
     if (json_object_get(d->root, "format"))
         return CP_FILE_PLAN;
-    if (json_object_get(d->root, "tensors"))
+    if (json_object_get(d->root, "tensors") || cp_is_hf_config(d))
         return CP_FILE_MODEL;
     if (json_object_get(d->root, "nodes") || json_object_get(d->root, "links"))
         return CP_FILE_TOPO;

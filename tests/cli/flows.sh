@@ -181,5 +181,22 @@ for m in resnet50 vgg16 bert-large gpt2; do
     done
 done
 
+# 13. issue 22's acceptance: GPT-3 175B (its GPT-2-style config read
+#     directly) on 64 HGX H100 hosts, FP8, global batch 2048: the search's
+#     best is no slower than the layout MLPerf's submitters ran on 512 H100s
+#     (TP 4, PP 8, VP 12, micro-batch 1, no recompute) as predict prices it
+gpt3="-m tests/data/good/hf/gpt3-175b.json -t topologies/hgx-h100.json --hosts 64 --gbs 2048"
+gpt3="$gpt3 --seq 2048 --precision fp8"
+first_ms() { sed -n 's/^ *"iteration_ms": \([0-9.]*\),*$/\1/p' "$1" | head -n 1; }
+# shellcheck disable=SC2086
+if "$BIN" search $gpt3 --top 1 --json >"$tmp/s.json" 2>"$tmp/err" &&
+    "$BIN" predict $gpt3 --tp 4 --pp 8 --vp 12 --mbs 1 --recompute none --json \
+        >"$tmp/p.json" 2>>"$tmp/err" &&
+    [ -n "$(first_ms "$tmp/s.json")" ] && [ -n "$(first_ms "$tmp/p.json")" ] &&
+    awk -v s="$(first_ms "$tmp/s.json")" -v p="$(first_ms "$tmp/p.json")" \
+        'BEGIN { exit !(s + 0 <= p + 0) }'; then
+    ok "search's best GPT-3 175B layout ($(first_ms "$tmp/s.json") ms) no slower than MLPerf's ($(first_ms "$tmp/p.json") ms)"
+else bad "search vs MLPerf's GPT-3 layout: $(cat "$tmp/err")"; fi
+
 [ "$fail" -eq 0 ] && echo "flows: all passed"
 exit "$fail"
