@@ -135,6 +135,21 @@ elif grep -q 'it is a directory' "$tmp/err" && [ -z "$(ls -A "$tmp/adir")" ]; th
     ok "compare -o DIRECTORY refused, nothing written"
 else bad "compare -o DIRECTORY: $(cat "$tmp/err")"; fi
 
+# 10b. a FIFO as an input is refused before it is opened (issue 24, item 11):
+#      opening it for reading would block until a writer comes, and none
+#      does here; `timeout 10` turns a hang into exit 124.  "-" still reads
+#      standard input.
+for c in "check $tmp/fifo" "info -t $tmp/fifo" "predict -m $tmp/fifo -t topologies/dgx1-v100.json"; do
+    # shellcheck disable=SC2086
+    timeout 10 "$BIN" $c >"$tmp/out" 2>"$tmp/err"
+    st=$?
+    if [ "$st" -eq 2 ] && grep -q "^$tmp/fifo: error: not a regular file (a named pipe)" "$tmp/err" &&
+        [ ! -s "$tmp/out" ]; then ok "${c%% *} refuses a FIFO input at once"
+    else bad "${c%% *} on a FIFO input (exit $st): $(cat "$tmp/err")"; fi
+done
+if "$BIN" check - <models/gpt2.json | grep -q '^-: ok: model gpt2'; then
+    ok "check - reads standard input"; else bad "check - reads standard input"; fi
+
 # 11. predict --timeline-svg draws one bar per compute span and per
 #     communication run: FSDP hybrid on two hosts of the pair (the case
 #     predict-fsdp-hybrid) has 3 operations (the --timeline rows) and two
