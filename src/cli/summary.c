@@ -162,11 +162,14 @@ static int topo_bottlenecks(const cp_topo *t, FILE *f, cp_err *e)
         }
         arc = cp_reach_bottleneck_arc(t, &r, worst);
         if (arc >= 0)
-            fprintf(f, "  %-10s to %-10s %7.2f GB/s  %s %s -> %s  (%d hops, %.2f us)\n",
+            fprintf(f, "  %-10s to %-10s %7.2f GB/s  %s %s -> %s  (%d hop%s, %.2f us)\n",
                     t->nodes[g].id, t->nodes[worst].id, r.bott[worst],
                     cp_link_kind_name(t->links[arc >> 1].kind),
                     t->nodes[cp_arc_tail(t, arc)].id, t->nodes[cp_arc_head(t, arc)].id,
-                    r.hops[worst], r.lat_us[worst]);
+                    r.hops[worst], r.hops[worst] == 1 ? "" : "s", r.lat_us[worst]);
+        else /* the loaders refuse such a machine; never drop the GPU's row */
+            fprintf(f, "  %-10s to %-10s no route (routes never pass through a GPU)\n",
+                    t->nodes[g].id, t->nodes[worst].id);
         cp_reach_free(&r);
     }
     return CP_OK;
