@@ -49,6 +49,7 @@ void cp_hwloc_opts_default(cp_hwloc_opts *o)
     cp_import_opts_default(&o->base);
     o->gpu = NULL;
     o->nvlink_gbs = 0;
+    o->need_gpu = 0;
 }
 
 static const cp_hw_gen *gen_named(const char *gpu)
@@ -488,6 +489,28 @@ static void note_numa(cp_hw *m)
 
 /* ---------------------------------------------------------------- driver */
 
+/* "N things" with the plural when N is not 1. */
+static const char *counted(char *buf, size_t cap, int n, const char *word)
+{
+    snprintf(buf, cap, "%d %s%s", n, word, n == 1 ? "" : "s");
+    return buf;
+}
+
+/* No GPU: no command accepts such a topology (the loader wants a GPU), so
+ * the import stops, at the file's <topology> element, saying what it
+ * found. */
+static int fail_no_gpu(cp_hw *m)
+{
+    char s[32], n[32], d[48];
+    return cp_fail_at(m->e, CP_EINPUT, m->path, m->root_line,
+                      m->root_col, NULL,
+                      "no GPU found: hwloc lists %s, %s, %s and no GPU; coarse-plan's "
+                      "commands need at least one, so nothing is written (docs/import.md, "
+                      "hwloc)",
+                      counted(s, sizeof s, m->ncpu, "socket"), counted(n, sizeof n, m->nnic, "NIC"),
+                      counted(d, sizeof d, m->nmem, "CXL memory device"));
+}
+
 /* Walk a loaded topology into *out; `source` says where it came from,
  * `name_from` gives the default name (its base name). */
 static int convert(cp_hw *m, const char *source, const char *name_from, json_t **out)
@@ -508,6 +531,11 @@ static int convert(cp_hw *m, const char *source, const char *name_from, json_t *
         return rc;
     }
     note_numa(m);
+    if (m->ngpu == 0 && m->o->need_gpu) {
+        json_decref(m->nodes);
+        json_decref(m->links);
+        return fail_no_gpu(m);
+    }
     if (m->ngpu == 0)
         cp_hw_note(m, "no GPUs were found: this topology lists the CPUs, PCIe tree, NICs and "
                       "memory devices only, and commands that need a GPU refuse it");
@@ -612,6 +640,8 @@ int cp_import_hwloc(const char *path, const char *text, size_t len, const cp_hwl
         cp_xml_free(root);
         return rc;
     }
+    m.root_line = root->line;
+    m.root_col = root->col;
     copy = as_hwloc_reads(&m, root, text, len);
     if (len + 1 > (size_t)0x7fffffff)
         rc = cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL, "too large for libhwloc (2 GB)");
