@@ -179,8 +179,8 @@ static void print_fit(const opts *o, const cp_topo *t, const cp_nccl_table *tab,
                       const cp_fit *f)
 {
     int i;
-    printf("# calibrate: %s on %s (%d GPUs, %d per thread), %s %s\n", o->table, t->name,
-           t->ngpus, tab->gpus_per_thread, cp_coll_op_name(o->op), cp_coll_alg_name(f->alg));
+    printf("# calibrate: %s on %s (%d GPU%s, %d per thread), %s %s\n", o->table, t->name,
+           t->ngpus, cp_s(t->ngpus), tab->gpus_per_thread, cp_coll_op_name(o->op), cp_coll_alg_name(f->alg));
     printf("# %s bw_eff: %.4f -> %.4f%s (from the %d largest sizes)\n",
            cp_link_kind_name(f->bw_kind), f->bw_eff_before, f->bw_eff_after,
            f->bw_clamped ? " (clamped: the fit asked for more than nominal)" : "", f->nbw_rows);
@@ -197,8 +197,8 @@ static void print_fit(const opts *o, const cp_topo *t, const cp_nccl_table *tab,
     else
         printf("# %s simple_us: %.3f kept (one size in the top six octaves: too few to fit "
                "Simple's intercept)\n", cp_link_kind_name(f->lat_kind), f->simple_after);
-    printf("# launch_us: %.3f per kernel x %d GPUs per thread\n", t->calib.launch_us,
-           tab->gpus_per_thread);
+    printf("# launch_us: %.3f per kernel x %d GPU%s per thread\n", t->calib.launch_us,
+           tab->gpus_per_thread, cp_s(tab->gpus_per_thread));
     printf("#%12s  %12s  %12s  %8s  %s\n", "size (B)", "measured us", "predicted us", "error",
            "protocol");
     for (i = 0; i < tab->nrows; i++) {

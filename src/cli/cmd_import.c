@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/suggest.h"
 #include "cli/import_hwloc.h"
 #include "core/fileio.h"
 #include "import/hf_config.h"
@@ -335,9 +336,15 @@ int cmd_import(int argc, char **argv)
     if (strcmp(argv[first], "smi-topo") == 0 || strcmp(argv[first], "hf-config") == 0)
         return cli_usage("import", "write the format first: import %s FILE [options]",
                          argv[first]); /* options came first */
-    if (strcmp(argv[first], "nccl-topo") != 0)
+    if (strcmp(argv[first], "nccl-topo") != 0) {
+        static const char *const formats[] = {"nccl-topo", "smi-topo", "hf-config", "hwloc"};
+        const char *near = cli_nearest(argv[first], formats, 4);
+        if (near)
+            return cli_usage("import", "unknown format '%s'; did you mean '%s'?", argv[first],
+                             near);
         return cli_usage("import", "unknown format '%s' (supported: nccl-topo, smi-topo, "
                          "hf-config, hwloc)", argv[first]);
+    }
     if (cp_same_file(out, argv[first + 1]))
         return cli_usage("import", "-o %s would overwrite the input", out);
     cp_err_clear(&e);

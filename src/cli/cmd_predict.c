@@ -300,8 +300,8 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
                         double ring_ms, const cp_mem *mem)
 {
     int k;
-    printf("# predict: %s on %s (%d GPUs), %s, compute %.2f ms (one GPU, %s)",
-           pr->model->name, pr->topo->name, pr->topo->ngpus,
+    printf("# predict: %s on %s (%d GPU%s), %s, compute %.2f ms (one GPU, %s)",
+           pr->model->name, pr->topo->name, pr->topo->ngpus, cp_s(pr->topo->ngpus),
            o->p.framework == CP_FW_HOROVOD ? "Horovod fusion"
            : o->p.framework == CP_FW_ZERO2 ? "ZeRO-2 (reduce-scatter, all-gather)"
            : o->p.framework == CP_FW_ZERO1 ? "ZeRO-1 (reduce-scatter after backward, all-gather)"
@@ -476,8 +476,8 @@ static int whatif(const opts *o, const cp_model *m, const cp_topo *t, const cp_p
                 n += t->links[l].kind == (cp_link_kind)k;
             if (n == 0)
                 continue;
-            snprintf(label, sizeof label, "%s x2 (%d links)", cp_link_kind_name((cp_link_kind)k),
-                     n);
+            snprintf(label, sizeof label, "%s x2 (%d link%s)",
+                     cp_link_kind_name((cp_link_kind)k), n, cp_s(n));
             rc = whatif_one(o, m, t, s, k, 2, 1, 0, &ms, e);
         } else if (k == CP_LINK_KINDS) {
             snprintf(label, sizeof label, "every link x2");
@@ -599,8 +599,8 @@ static int sweep(const opts *o, const cp_predictor *pr, FILE *out, cp_err *e)
             caps[j] = caps[j - 1];
             caps[j - 1] = t;
         }
-    fprintf(out, "# bucket sweep: %s on %s (%d GPUs), strategy %s\n", pr->model->name,
-           pr->topo->name, pr->topo->ngpus, cp_strategy_name(s));
+    fprintf(out, "# bucket sweep: %s on %s (%d GPU%s), strategy %s\n", pr->model->name,
+           pr->topo->name, pr->topo->ngpus, cp_s(pr->topo->ngpus), cp_strategy_name(s));
     fprintf(out, "%16s %12s %11s\n", knob, "iteration_ms", "exposed_ms");
     cli_meter_start(&mt, "predict --sweep-bucket", n);
     for (i = 0; i < n; i++) {

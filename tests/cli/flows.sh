@@ -74,7 +74,7 @@ else bad "compare csv and svg"; fi
 #    matrix given -o writes nothing: no file, no temporary, an existing file
 #    left as it was
 if "$BIN" import smi-topo tests/cases/import-smi-pcie/topo.txt -o "$tmp/smi.json" 2>/dev/null &&
-    "$BIN" check "$tmp/smi.json" | grep -q ': ok: topology topo: 1 host, 4 GPUs, 1 NICs, 0 memory devices, 7 links$'; then
+    "$BIN" check "$tmp/smi.json" | grep -q ': ok: topology topo: 1 host, 4 GPUs, 1 NIC, 0 memory devices, 7 links$'; then
     ok "import smi-topo -o then check"; else bad "import smi-topo -o then check"; fi
 mkdir "$tmp/smi"
 "$BIN" import smi-topo tests/cases/import-smi-asymmetric/topo.txt --gpu v100 -o "$tmp/smi/new.json" \
@@ -149,6 +149,16 @@ for c in "check $tmp/fifo" "info -t $tmp/fifo" "predict -m $tmp/fifo -t topologi
 done
 if "$BIN" check - <models/gpt2.json | grep -q '^-: ok: model gpt2'; then
     ok "check - reads standard input"; else bad "check - reads standard input"; fi
+
+# 10c. counts agree with their nouns (issue 24, item 20): the T4 box's plan
+#      has 2 route families in 1 group (ring and ps share the PCIe tree;
+#      on main "1 groups"), a one-GPU machine has "1 GPU" and "0 links"
+if "$BIN" plan -m models/resnet50.json -t topologies/pcie-t4.json --compute-ms 100 -o "$tmp/t4p.json" |
+    head -1 | grep -q ' 2 route families in 1 group$'; then ok "plan: 1 group"
+else bad "plan: 1 group"; fi
+if "$BIN" check tests/cases/predict-one-gpu/one.json |
+    grep -q ': ok: topology one: 1 host, 1 GPU, 0 NICs, 0 memory devices, 0 links'; then
+    ok "check: 1 GPU, 0 links"; else bad "check: 1 GPU, 0 links"; fi
 
 # 11. predict --timeline-svg draws one bar per compute span and per
 #     communication run: FSDP hybrid on two hosts of the pair (the case
