@@ -197,7 +197,7 @@ $(BUILD)/coarse-plan.pc: tools/coarse-plan.pc.in src/core/version.h FORCE
 
 $(BUILD)/coarse-plan.1: docs/coarse-plan.1.in src/core/version.h
 	@mkdir -p $(dir $@)
-	sed -e 's|@VERSION@|$(VERSION)|' $< >$@.tmp && mv -f $@.tmp $@
+	sed -e 's|^\.ds Vn .*|.ds Vn $(VERSION)|' $< >$@.tmp && mv -f $@.tmp $@
 
 install: coarse-plan libcoarseplan.a $(BUILD)/coarse-plan.pc $(BUILD)/coarse-plan.1 $(RUN_ALL)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
