@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/pool_table.h"
+#include "cli/summary.h"
 #include "cost/busshare.h"
 #include "core/units.h"
 #include "core/fileio.h"
@@ -234,6 +235,7 @@ static void print_table(const cp_coll *c, const opts *o)
     printf("# coarse-plan collective: %s, %d GPU%s (%d host%s x %d), %s, algorithm %s\n",
            c->topo->name, c->nranks, cp_s(c->nranks), c->nhosts, cp_s(c->nhosts), c->per_host,
            cp_coll_op_name(o->op), o->alg < 0 ? "auto" : cp_coll_alg_name((cp_coll_alg)o->alg));
+    cli_calib_note(c->topo, "# ", stdout);
     printf("#\n#%12s  %12s  %6s  %6s  %10s  %7s  %7s  %-9s  %s\n", "size", "count", "type",
            "redop", "time", "algbw", "busbw", "algorithm", "protocol");
     printf("#%12s  %12s  %6s  %6s  %10s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)",

@@ -237,6 +237,8 @@ static int import_smi(int argc, char **argv)
                    "cells"),
         OPT_DOUBLE(0, "pcie-gbs", "Y", &o.pcie_gbs, 1e4,
                    "GB/s of every PCIe link (default: by --gpu, else 12, Gen3 x16)"),
+        CLI_OPT_GPU_MEMORY(&o.base.gpu_memory_gb, "by --gpu: P100, V100 16 GB (17.18), A100 "
+                                                 "40 GB (42.95), H100 80 GB (85.52)"),
         OPT_DOUBLE(0, "net-gbs", "Z", &o.base.net_gbs, 1e4, "NIC speed, GB/s (default 12.5)"),
         OPT_DOUBLE(0, "net-latency-us", "W", &o.base.net_lat_us, 1e5,
                    "NIC-to-NIC latency (default 1.5)"),
@@ -312,6 +314,8 @@ int cmd_import(int argc, char **argv)
                    "NIC speed when the file gives none, GB/s (default 12.5)"),
         OPT_DOUBLE(0, "net-latency-us", "Y", &o.net_lat_us, 1e5,
                    "NIC-to-NIC latency when the file gives none (default 1.5)"),
+        CLI_OPT_GPU_MEMORY(&o.gpu_memory_gb, "by the part the PCI device id names, e.g. "
+                                            "V100-SXM2-32GB 34.36"),
         OPT_FLAG(0, "no-fabric", &o.no_fabric,
                  "a hint file without NVLink whose GPUs are eight A100-SXM4 or H100-SXM5 gets "
                  "its HGX board's NVSwitch fabric (NCCL finds it through the driver); this "

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "cli/pool_table.h"
+#include "cli/summary.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
@@ -293,6 +294,8 @@ static void print_memory(const opts *o, const cp_mem *m)
     if (m->capacity > 0)
         printf(" of %.1f GB%s", m->capacity / 1e9,
                m->total > m->capacity ? ": does not fit" : "");
+    else /* say why there is no verdict (an import without --gpu or --gpu-memory-gb) */
+        printf("; GPU memory unknown (no capacity_gb on the GPUs), so no fit verdict");
     printf(m->activations > 0 ? "\n" : "; activations not counted\n");
 }
 
@@ -321,6 +324,7 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
     if (pr->straggle_ms > 0)
         printf(" + %.2f ms waiting for the slowest GPU", pr->straggle_ms);
     printf("\n");
+    cli_calib_note(pr->topo, "# ", stdout);
     print_memory(o, mem);
     printf("%-8s %12s %11s %10s %11s %9s\n", "strategy", "iteration_ms", "compute_ms",
            "comm_ms", "exposed_ms", "vs_ring");
@@ -537,9 +541,13 @@ static int scaling(const opts *o, const cp_model *m, const cp_topo *t, FILE *out
         fprintf(out, "model,topology,strategy,gpus,hosts,gpus_per_host,iteration_ms,exposed_comm_ms,"
                "speedup,efficiency\n");
     else
-        fprintf(out, "# scaling: %s on %s, strategy %s, same batch per GPU\n%6s %6s %14s %12s "
-               "%10s %8s %10s\n", m->name, t->name, cp_strategy_name(s), "gpus", "hosts",
-               "gpus_per_host", "iteration_ms", "exposed_ms", "speedup", "efficiency");
+    {
+        fprintf(out, "# scaling: %s on %s, strategy %s, same batch per GPU\n", m->name, t->name,
+                cp_strategy_name(s));
+        cli_calib_note(t, "# ", out);
+        fprintf(out, "%6s %6s %14s %12s %10s %8s %10s\n", "gpus", "hosts", "gpus_per_host",
+                "iteration_ms", "exposed_ms", "speedup", "efficiency");
+    }
     for (h = 1; rc == CP_OK; h = h * 2 < o->hosts ? h * 2 : o->hosts) {
         for (g = h == 1 ? 1 : G; rc == CP_OK; g = g * 2 < G ? g * 2 : G) {
             double ms = 0, ex = 0;
@@ -601,6 +609,7 @@ static int sweep(const opts *o, const cp_predictor *pr, FILE *out, cp_err *e)
         }
     fprintf(out, "# bucket sweep: %s on %s (%d GPU%s), strategy %s\n", pr->model->name,
            pr->topo->name, pr->topo->ngpus, cp_s(pr->topo->ngpus), cp_strategy_name(s));
+    cli_calib_note(pr->topo, "# ", out);
     fprintf(out, "%16s %12s %11s\n", knob, "iteration_ms", "exposed_ms");
     cli_meter_start(&mt, "predict --sweep-bucket", n);
     for (i = 0; i < n; i++) {

@@ -122,6 +122,7 @@ int cmd_simulate(int argc, char **argv)
         } else {
             printf("simulate: plan for %s on %s: %d operation%s, %d rate update%s\n",
                    cpl_model_name(p), t->name, r.nops, cp_s(r.nops), r.events, cp_s(r.events));
+            cli_calib_note(t, "", stdout);
             printf("replayed iteration %.3f ms (planned %.3f ms, compute %.3f ms)\n",
                    r.iteration_ms, cpl_predicted_iteration_ms(p), r.compute_ms);
             printf("deadlock-free: yes (processing orders acyclic; %s %d operation%s "

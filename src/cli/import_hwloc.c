@@ -75,6 +75,9 @@ int cli_import_hwloc(int argc, char **argv)
                      "(their NVLinks, FLOP/s, memory bandwidth)"),
         OPT_DOUBLE(0, "nvlink-gbs", "X", &o.nvlink_gbs, 1e4,
                    "GB/s per NVLink per direction (default: by generation)"),
+        CLI_OPT_GPU_MEMORY(&o.base.gpu_memory_gb,
+                           "hwloc's CUDAGlobalMemorySize (or OpenCL's), else the size in "
+                           "GPUModel, else by the generation as import smi-topo"),
         OPT_DOUBLE(0, "net-gbs", "Z", &o.base.net_gbs, 1e4,
                    "NIC speed, GB/s (default 12.5; hwloc gives none)"),
         OPT_DOUBLE(0, "net-latency-us", "W", &o.base.net_lat_us, 1e5,

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/pool_table.h"
+#include "cli/summary.h"
 #include "core/units.h"
 #include "cost/p2p.h"
 #include "load/load.h"
@@ -52,6 +53,7 @@ static void print_table(models *m, const cli_xopts *o, const cp_topo *t)
            t->name, m->c.nranks, cp_s(m->c.nranks), m->c.nhosts, cp_s(m->c.nhosts),
            m->c.per_host,
            cp_xop_name((cp_xop)o->op), o->pool ? "pool" : o->ring ? "ring" : "auto");
+    cli_calib_note(t, "# ", stdout);
     printf("#\n#%12s  %12s  %6s  %6s  %10s  %7s  %7s  %-9s  %s\n", "size", "count", "type",
            "redop", "time", "algbw", "busbw", "algorithm", o->pool ? "binding" : "protocol");
     printf("#%12s  %12s  %6s  %6s  %10s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)",

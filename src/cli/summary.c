@@ -21,9 +21,19 @@ void cli_summary_model(const cp_model *m, FILE *f)
 void cli_summary_topo(const cp_topo *t, FILE *f)
 {
     int nics = cp_topo_count(t, CP_NIC), mem = cp_topo_count(t, CP_MEMDEV);
-    fprintf(f, "topology %s: %d host%s, %d GPU%s, %d NIC%s, %d memory device%s, %d link%s\n",
+    fprintf(f, "topology %s: %d host%s, %d GPU%s, %d NIC%s, %d memory device%s, %d link%s%s\n",
             t->name, t->nhosts, cp_s(t->nhosts), t->ngpus, cp_s(t->ngpus), nics, cp_s(nics),
-            mem, cp_s(mem), t->nlinks, cp_s(t->nlinks));
+            mem, cp_s(mem), t->nlinks, cp_s(t->nlinks), t->calib.given ? "" : ", uncalibrated");
+}
+
+void cli_calib_note(const cp_topo *t, const char *prefix, FILE *f)
+{
+    if (t->calib.given)
+        return;
+    fprintf(f, "%suncalibrated: %s has no calibration block, so every link runs at its nominal "
+               "rate with no per-step latency (faster than measured); fit one with coarse-plan "
+               "calibrate NCCL_TESTS_OUTPUT -t TOPO -o OUT.json (docs/calibration.md)\n",
+            prefix, t->name);
 }
 
 json_t *cli_model_json(const cp_model *m)
@@ -186,6 +196,7 @@ int cli_info_topo(const cp_topo *t, FILE *f, cp_err *e)
 {
     int i;
     cli_summary_topo(t, f);
+    cli_calib_note(t, "", f);
     fprintf(f, "links:\n");
     topo_link_kinds(t, f);
     for (i = 0; i < t->nnodes; i++) {

@@ -18,6 +18,7 @@
 
 #include "core/fileio.h"
 #include "core/units.h"
+#include "import/gpu_memory.h"
 #include "import/hwloc.h"
 #include "import/hwloc_impl.h"
 #include "import/xml.h"
@@ -252,12 +253,36 @@ static double gpu_memory_bytes(hwloc_obj_t pci)
     return 0;
 }
 
+/* A GPU's capacity_gb, what predict's model states must fit in:
+ * --gpu-memory-gb, else hwloc's figure (bytes > 0), else by its model name
+ * or generation (import/gpu_memory.h); noted when it is not hwloc's. */
+static void add_capacity(cp_hw *m, const char *model, const cp_hw_gen *g, json_t *extra,
+                         double bytes)
+{
+    const char *source;
+    char buf[160];
+    double gb;
+    if (!(m->o->base.gpu_memory_gb > 0) && bytes > 0) {
+        json_object_set_new(extra, "capacity_gb", json_real(cp_round(bytes / 1e9, 9)));
+        return;
+    }
+    gb = cp_gpu_memory_gb(m->o->base.gpu_memory_gb, model, g ? g->label : NULL, &source);
+    if (!(gb > 0)) {
+        cp_hw_note(m, "GPUs of no known generation carry no capacity_gb: give --gpu or "
+                      "--gpu-memory-gb");
+        return;
+    }
+    json_object_set_new(extra, "capacity_gb", json_real(gb));
+    snprintf(buf, sizeof buf, "GPU memory (capacity_gb) from %s where hwloc gives none",
+             source);
+    cp_hw_note(m, buf);
+}
+
 static int add_gpu(cp_hw *m, hwloc_obj_t pci, const char *parent, double hw_gbs)
 {
     const char *model = gpu_model(pci);
     const cp_hw_gen *g = NULL;
     json_t *extra = json_object();
-    double bytes;
     char id[32];
     int k, rc, sxm;
     for (k = 0; model && cp_hw_gens[k].name; k++)
@@ -275,8 +300,7 @@ static int add_gpu(cp_hw *m, hwloc_obj_t pci, const char *parent, double hw_gbs)
         cp_hw_note(m, "GPU FLOP/s and memory bandwidth are the datasheet figures of the part's "
                       "generation (SXM, unless a model name without SXM says PCIe)");
     }
-    if ((bytes = gpu_memory_bytes(pci)) > 0) /* what predict's model states must fit in */
-        json_object_set_new(extra, "capacity_gb", json_real(cp_round(bytes / 1e9, 9)));
+    add_capacity(m, model, g, extra, gpu_memory_bytes(pci));
     snprintf(id, sizeof id, "gpu%d", m->ngpu);
     m->gpu[m->ngpu].obj = pci;
     m->gpu[m->ngpu].gen = g;

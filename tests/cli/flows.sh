@@ -74,7 +74,7 @@ else bad "compare csv and svg"; fi
 #    matrix given -o writes nothing: no file, no temporary, an existing file
 #    left as it was
 if "$BIN" import smi-topo tests/cases/import-smi-pcie/topo.txt -o "$tmp/smi.json" 2>/dev/null &&
-    "$BIN" check "$tmp/smi.json" | grep -q ': ok: topology topo: 1 host, 4 GPUs, 1 NIC, 0 memory devices, 7 links$'; then
+    "$BIN" check "$tmp/smi.json" | grep -q ': ok: topology topo: 1 host, 4 GPUs, 1 NIC, 0 memory devices, 7 links, uncalibrated$'; then
     ok "import smi-topo -o then check"; else bad "import smi-topo -o then check"; fi
 mkdir "$tmp/smi"
 "$BIN" import smi-topo tests/cases/import-smi-asymmetric/topo.txt --gpu v100 -o "$tmp/smi/new.json" \
@@ -159,6 +159,35 @@ else bad "plan: 1 group"; fi
 if "$BIN" check tests/cases/predict-one-gpu/one.json |
     grep -q ': ok: topology one: 1 host, 1 GPU, 0 NICs, 0 memory devices, 0 links'; then
     ok "check: 1 GPU, 0 links"; else bad "check: 1 GPU, 0 links"; fi
+
+# 10d. an imported topology is uncalibrated and, with --gpu, has the part's
+#      memory (issue 24, item 12): the PCIe box of import-smi-pcie with --gpu
+#      v100 is four V100-PCIE cards of the default 16 GB part, 16,384 MiB =
+#      17.18 GB, so predict gives its verdict "of 17.2 GB"; every command's
+#      header says "uncalibrated"; --calibration removes the word, and
+#      --gpu-memory-gb 34.36 (the 32 GB part) overrides the memory
+"$BIN" import smi-topo tests/cases/import-smi-pcie/topo.txt --gpu v100 -o "$tmp/imp.json" 2>/dev/null
+"$BIN" import smi-topo tests/cases/import-smi-pcie/topo.txt --gpu v100 -o "$tmp/impcal.json" \
+    --calibration topologies/dgx1-v100.json --gpu-memory-gb 34.36 2>/dev/null
+"$BIN" plan -m models/resnet50.json -t "$tmp/imp.json" --compute-ms 100 -o "$tmp/imp.plan.json" >/dev/null 2>&1
+n=0
+for c in "check $tmp/imp.json" "info -t $tmp/imp.json" "collective -t $tmp/imp.json -b 1M -e 1M" \
+    "predict -m models/resnet50.json -t $tmp/imp.json --compute-ms 100" \
+    "predict -m models/resnet50.json -t $tmp/imp.json --compute-ms 100 --frameworks" \
+    "plan -m models/resnet50.json -t $tmp/imp.json --compute-ms 100 -o $tmp/imp2.json" \
+    "simulate -p $tmp/imp.plan.json"; do
+    # shellcheck disable=SC2086
+    if "$BIN" $c 2>/dev/null | head -3 | grep -q 'uncalibrated'; then n=$((n + 1))
+    else bad "${c%% *} on an imported topology: no 'uncalibrated' in its header"; fi
+done
+[ "$n" = 7 ] && ok "7 commands say 'uncalibrated' on an imported topology"
+if "$BIN" predict -m models/resnet50.json -t "$tmp/imp.json" --compute-ms 100 |
+    grep -q '^# model states per GPU: .* of 17.2 GB; activations not counted$'; then ok "predict: the memory verdict of a V100 16 GB"
+else bad "predict: the memory verdict on an import with --gpu v100"; fi
+out=$("$BIN" predict -m models/resnet50.json -t "$tmp/impcal.json" --compute-ms 100)
+if ! echo "$out" | grep -q uncalibrated && echo "$out" | grep -q ' of 34.4 GB; activations not counted$'; then
+    ok "--calibration and --gpu-memory-gb 34.36: calibrated, 34.4 GB"
+else bad "--calibration and --gpu-memory-gb: $out"; fi
 
 # 11. predict --timeline-svg draws one bar per compute span and per
 #     communication run: FSDP hybrid on two hosts of the pair (the case
