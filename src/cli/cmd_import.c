@@ -134,10 +134,29 @@ static int write_checked(const char *in, const char *out, json_t *root, int is_m
 /* A converted topology: copy the calibration block of `calib` when given,
  * then check and write it.  Every importer whose result is a topology ends
  * here. */
+/* Without --calibration the result has no calibration block: its note ends
+ * saying so, as every command's header will (docs/import.md). */
+static int note_uncalibrated(json_t *root, cp_err *e)
+{
+    const char *old = json_string_value(json_object_get(root, "note"));
+    static const char what[] = "uncalibrated (no --calibration): every link at its nominal "
+                               "rate; fit it with coarse-plan calibrate";
+    char *note;
+    size_t n = (old ? strlen(old) : 0) + sizeof what + 3;
+    int rc = CP_OK;
+    if (!(note = malloc(n)))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    snprintf(note, n, "%s%s%s", old ? old : "", old && old[0] ? "; " : "", what);
+    if (json_object_set_new(root, "note", json_string(note)))
+        rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+    free(note);
+    return rc;
+}
+
 int cli_finish_topology(const char *in, const char *out, json_t *root, const char *calib,
                         cp_err *e)
 {
-    int rc = calib ? copy_calibration(calib, root, e) : CP_OK;
+    int rc = calib ? copy_calibration(calib, root, e) : note_uncalibrated(root, e);
     return rc == CP_OK ? write_checked(in, out, root, 0, e) : rc;
 }
 
