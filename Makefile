@@ -172,6 +172,8 @@ asan:
 test: deps all
 	$(MAKE) test-one
 	@sh tests/tools/include-cycles.sh
+	@sh tests/tools/make-models.sh
+	@sh tests/tools/doc-sources.sh
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) asan
 	$(MAKE) test-hardening
 	$(MAKE) test-install
@@ -245,8 +247,11 @@ calibration: all
 topologies:
 	python3 tools/topogen.py
 
+# MODELS_SRC, MODELS_OUT: tests/tools/make-models.sh points them elsewhere
+MODELS_SRC ?= ../shared/data/models
+MODELS_OUT ?= models
 models:
-	python3 tools/csv2model.py ../shared/data/models models
+	python3 tools/csv2model.py $(MODELS_SRC) $(MODELS_OUT)
 
 clean:
 	rm -rf build coarse-plan coarse-run libcoarseplan.a examples/plan_reader
