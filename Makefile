@@ -158,6 +158,7 @@ cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/progress.sh
 	@BIN=$(BIN) sh tests/cli/clidoc.sh --check
 	@BIN=$(BIN) sh tests/cli/readme.sh
+	@BIN=$(BIN) sh tests/cli/svg.sh
 
 # coarse-run on plans the script writes (skips, saying so, without Open MPI)
 run-tests: $(BIN) $(if $(HAVE_MPI),$(RUN_BIN))

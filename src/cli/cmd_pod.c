@@ -237,7 +237,9 @@ static int write_svg(const opts *o, char **cat, const double *val, int ncat, cp_
 {
     static const char *const ser[] = {"pool alone", "LP split"};
     cp_bars b = {"Speed-up over the network alone (auto)", "speed-up", ncat,
-                 (const char *const *)cat, 2, ser, val, 1.0};
+                 (const char *const *)cat, 2, ser, val, 1.0,
+                 "No LP split bar for FSDP: the planner buckets gradients as DDP does, so "
+                 "its split is computed for DDP only (docs/pool.md)."};
     cp_outfile out;
     int rc = cp_out_open(&out, o->svg, e);
     if (rc)

@@ -192,9 +192,10 @@ else bad "--calibration and --gpu-memory-gb: $out"; fi
 # 11. predict --timeline-svg draws one bar per compute span and per
 #     communication run: FSDP hybrid on two hosts of the pair (the case
 #     predict-fsdp-hybrid) has 3 operations (the --timeline rows) and two
-#     spans (forward, backward; no optimizer time); with the background and
-#     the eight legend swatches the chart holds 1 + 8 + 2 + 3 = 14 rects, and
-#     it is a whole SVG document
+#     spans (forward, backward; no optimizer time); the legend lists only
+#     the colours drawn (forward, backward, all-reduce, reduce-scatter,
+#     all-gather: 5 swatches), so with the background the chart holds
+#     1 + 5 + 2 + 3 = 11 rects, and it is a whole SVG document
 hyb="-m tests/cases/predict-scaling/model.json -t tests/cases/predict-fsdp-hybrid/pair.json \
  --hosts 2 --compute-ms 30 -s ring --framework fsdp --fsdp-sharding hybrid"
 # shellcheck disable=SC2086
@@ -202,7 +203,7 @@ hyb="-m tests/cases/predict-scaling/model.json -t tests/cases/predict-fsdp-hybri
 st=$?
 # shellcheck disable=SC2086
 runs=$("$BIN" predict $hyb --timeline | tail -n +2 | wc -l)
-if [ "$st" -eq 0 ] && [ "$runs" -eq 3 ] && [ "$(grep -c '<rect' "$tmp/t.svg")" -eq 14 ] &&
+if [ "$st" -eq 0 ] && [ "$runs" -eq 3 ] && [ "$(grep -c '<rect' "$tmp/t.svg")" -eq 11 ] &&
     tail -1 "$tmp/t.svg" | grep -q '^</svg>$'; then
     ok "predict --timeline-svg: one bar per span and per operation"
 else bad "predict --timeline-svg (exit $st, $runs runs): $(cat "$tmp/err")"; fi
