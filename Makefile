@@ -169,6 +169,7 @@ cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/progress.sh
 	@BIN=$(BIN) sh tests/cli/clidoc.sh --check
 	@BIN=$(BIN) sh tests/cli/readme.sh
+	@BIN=$(BIN) sh tests/cli/svg.sh
 
 # coarse-run on plans the script writes (skips, saying so, without Open MPI)
 run-tests: $(BIN) $(if $(HAVE_MPI),$(RUN_BIN) $(SEARCH_BIN))
@@ -184,6 +185,8 @@ asan:
 test: deps all
 	$(MAKE) test-one
 	@sh tests/tools/include-cycles.sh
+	@sh tests/tools/make-models.sh
+	@sh tests/tools/doc-sources.sh
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) asan
 	$(MAKE) test-hardening
 	$(MAKE) test-install
@@ -209,7 +212,7 @@ $(BUILD)/coarse-plan.pc: tools/coarse-plan.pc.in src/core/version.h FORCE
 
 $(BUILD)/coarse-plan.1: docs/coarse-plan.1.in src/core/version.h
 	@mkdir -p $(dir $@)
-	sed -e 's|@VERSION@|$(VERSION)|' $< >$@.tmp && mv -f $@.tmp $@
+	sed -e 's|^\.ds Vn .*|.ds Vn $(VERSION)|' $< >$@.tmp && mv -f $@.tmp $@
 
 install: coarse-plan libcoarseplan.a $(BUILD)/coarse-plan.pc $(BUILD)/coarse-plan.1 $(RUN_ALL)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
@@ -265,8 +268,11 @@ $(BUILD)/fit-llm: tools/fit-llm.c tests/unit/llm_rows.h $(LIB)
 topologies:
 	python3 tools/topogen.py
 
+# MODELS_SRC, MODELS_OUT: tests/tools/make-models.sh points them elsewhere
+MODELS_SRC ?= ../shared/data/models
+MODELS_OUT ?= models
 models:
-	python3 tools/csv2model.py ../shared/data/models models
+	python3 tools/csv2model.py $(MODELS_SRC) $(MODELS_OUT)
 
 clean:
 	rm -rf build coarse-plan coarse-run coarse-search libcoarseplan.a examples/plan_reader

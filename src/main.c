@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/suggest.h"
 #include "core/version.h"
 
 typedef struct command {
@@ -43,6 +44,21 @@ static void usage(FILE *f)
     fprintf(f, "\n'coarse-plan COMMAND --help' describes one command.\n");
 }
 
+/* An unknown command: the nearest one when it is close ("predcit"), else
+ * the list of commands. */
+static int unknown_command(const char *word)
+{
+    const char *names[sizeof commands / sizeof commands[0]], *near;
+    size_t i;
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        names[i] = commands[i].name;
+    if ((near = cli_nearest(word, names, (int)(sizeof names / sizeof names[0]))))
+        return cli_usage(NULL, "unknown command '%s'; did you mean '%s'?", word, near);
+    fprintf(stderr, "coarse-plan: error: unknown command '%s'\n", word);
+    usage(stderr);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     size_t i;
@@ -62,7 +78,5 @@ int main(int argc, char **argv)
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "coarse-plan: error: unknown command '%s'\n", argv[1]);
-    usage(stderr);
-    return 2;
+    return unknown_command(argv[1]);
 }

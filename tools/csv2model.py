@@ -222,10 +222,22 @@ def dump(model, path):
     os.replace(tmp, path)
 
 
+def refuse(msg):
+    """Bad input (no data, a CSV missing): one line on stderr, exit 2, as
+    coarse-plan does; never a traceback."""
+    sys.stderr.write("csv2model.py: %s\n" % msg)
+    sys.exit(2)
+
+
 def main():
     if len(sys.argv) != 3:
-        sys.exit(__doc__)
+        sys.stderr.write(__doc__)
+        sys.exit(2)
     src, out = sys.argv[1], sys.argv[2]
+    if not os.path.isdir(src):
+        refuse("%s: no such directory: the per-tensor CSVs are the reference data beside the "
+               "project (../shared/data/models, see docs/models.md for their public sources); "
+               "models/*.json are already built from them" % src)
     specs = [
         ("resnet50", "resnet50_torchvision.csv", 25557032, "torchvision resnet50 (v1.5), 224x224",
          resnet_flops, lambda m: []),
@@ -244,6 +256,10 @@ def main():
          "HF GPT2LMHeadModel gpt2-medium (345M, lm_head tied to wte), context 1024",
          lambda m, t: gpt2_flops(m, t, 1024), lambda m: gpt2_extra(m, 1024, 50257)),
     ]
+    for (name, fname, total, desc, ffn, xfn) in specs:
+        if not os.path.isfile(os.path.join(src, fname)):
+            refuse("%s: no such file in %s (../shared/data/README.md lists the CSVs)"
+                   % (fname, src))
     for (name, fname, total, desc, ffn, xfn) in specs:
         rows = read_csv(os.path.join(src, fname))
         params = sum(r["numel"] for r in rows)

@@ -7,7 +7,8 @@
 #              Open MPI for coarse-run (mpicc and mpirun; Debian's MPI header
 #              is not on the default include path, so the probe is the
 #              compiler wrapper); pkg-config, groff and man-db for the install test
-#              (tests/cli/install.sh)
+#              (tests/cli/install.sh); librsvg2-bin's rsvg-convert for the chart
+#              test (tests/cli/svg.sh)
 #   --fuzz     also clang with libFuzzer (the fuzz smoke run in `make test`)
 #
 # A dependency counts as present when a C compiler can include its header, so
@@ -35,6 +36,8 @@ command -v lstopo-no-graphics >/dev/null 2>&1 || pkgs="$pkgs hwloc-nox"
 command -v pkg-config >/dev/null 2>&1 || pkgs="$pkgs pkg-config"
 command -v groff >/dev/null 2>&1 || pkgs="$pkgs groff"
 command -v man >/dev/null 2>&1 || pkgs="$pkgs man-db"
+# the chart test renders every SVG to PNG (tests/cli/svg.sh)
+command -v rsvg-convert >/dev/null 2>&1 || pkgs="$pkgs librsvg2-bin"
 if [ "${1:-}" = "--fuzz" ]; then
     if ! command -v clang >/dev/null 2>&1; then
         pkgs="$pkgs clang"

@@ -17,7 +17,7 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'coarse-plan %s --help'.\n", cmd ? cmd : "");
+    fprintf(stderr, "\nTry 'coarse-plan %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
     return CP_EINPUT;
 }
 

@@ -69,6 +69,14 @@ int cli_opt_offload(const char *cmd, char *arg, void *offload);     /* int CP_OF
                    "coefficient of variation (e.g. 0.02); every step waits for the slowest "  \
                    "GPU (default 0)")
 
+/* --gpu-memory-gb of the topology importers (smi-topo, nccl-topo, hwloc):
+ * every GPU's capacity_gb, instead of the part's (import/gpu_memory.h);
+ * dflt says what the importer takes without it. */
+#define CLI_OPT_GPU_MEMORY(ptr, dflt)                                                          \
+    OPT_DOUBLE(0, "gpu-memory-gb", "GB", ptr, 1e5,                                             \
+               "every GPU's device memory, GB (1e9 bytes, as nvidia-smi's memory.total x "     \
+               "1.048576e-3; what predict's model states must fit in); default: " dflt)
+
 /* The framework options predict and compare share (plan buckets as DDP
  * does and has none of them). */
 #define CLI_FRAMEWORK_OPTIONS(p)                                                               \

@@ -185,8 +185,9 @@ static void print_fit(const opts *o, const cp_topo *t, const cp_nccl_table *tab,
                       const cp_fit *f)
 {
     int i;
-    printf("# calibrate: %s on %s (%d GPUs, %d per thread), %s %s\n", o->table, t->name,
-           t->ngpus, tab->gpus_per_thread, cp_coll_op_name(o->op), cp_coll_alg_name(f->alg));
+    printf("# calibrate: %s on %s (%d GPU%s, %d per thread), %s %s\n", o->table, t->name,
+           t->ngpus, cp_s(t->ngpus), tab->gpus_per_thread, cp_coll_op_name(o->op),
+           cp_coll_alg_name(f->alg));
     printf("# %s bw_eff: %.4f -> %.4f%s\n", cp_link_kind_name(f->bw_kind), f->bw_eff_before,
            f->bw_eff_after, f->bw_clamped ? " (clamped: the fit asked for more than nominal)" : "");
     printf("# %s step_us: %.3f -> %.3f%s\n", cp_link_kind_name(f->lat_kind), f->step_before,
@@ -201,9 +202,9 @@ static void print_fit(const opts *o, const cp_topo *t, const cp_nccl_table *tab,
                "Simple's intercept)\n", cp_link_kind_name(f->lat_kind), f->simple_after);
     if (f->fit_ll)
         printf("# net ll_eff: %.4f -> %.4f\n", f->ll_before, f->ll_after);
-    printf("# launch_us: %.3f%s per kernel x %d GPUs per thread\n", t->calib.launch_us,
+    printf("# launch_us: %.3f%s per kernel x %d GPU%s per thread\n", t->calib.launch_us,
            f->fit_launch ? " (fitted: one thread issues every launch)" : " (held)",
-           tab->gpus_per_thread);
+           tab->gpus_per_thread, cp_s(tab->gpus_per_thread));
     printf("# start: line fits through the %d largest sizes and the %d smallest times; then "
            "every row from %.0f B (%d): max |error| %.1f%%, median %.1f%%\n", f->nbw_rows,
            f->nlat_rows, CP_FIT_MIN_BYTES, f->nfit_rows, 100 * f->max_err, 100 * f->median_err);

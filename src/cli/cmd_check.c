@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/summary.h"
+#include "core/units.h"
 #include "load/load.h"
 #include "runtime/planfile.h"
 
@@ -55,10 +56,11 @@ static int check_one(const char *path, cp_err *e)
         cpl_plan *p;
         rc = cp_planfile_load_doc(&d, &p, e); /* takes the document */
         if (rc == CP_OK) {
-            printf("%s: ok: plan for %s on %s: %zu buckets, %zu tensors, %zu routes, predicted "
-                   "%.3f ms per iteration\n", path, cpl_model_name(p), cpl_topology_name(p),
-                   cpl_bucket_count(p), cpl_tensor_count(p), cpl_route_count(p),
-                   cpl_predicted_iteration_ms(p));
+            size_t nb = cpl_bucket_count(p), nt = cpl_tensor_count(p), nr = cpl_route_count(p);
+            printf("%s: ok: plan for %s on %s: %zu bucket%s, %zu tensor%s, %zu route%s, "
+                   "predicted %.3f ms per iteration\n", path, cpl_model_name(p),
+                   cpl_topology_name(p), nb, cp_s((long long)nb), nt, cp_s((long long)nt), nr,
+                   cp_s((long long)nr), cpl_predicted_iteration_ms(p));
             cpl_close(p);
         }
         break;

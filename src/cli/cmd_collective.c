@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/pool_table.h"
+#include "cli/summary.h"
 #include "cost/busshare.h"
 #include "core/units.h"
 #include "core/fileio.h"
@@ -234,9 +235,10 @@ static void print_table(const cp_coll *c, const opts *o)
 {
     int64_t s;
     const char *redop = o->op == CP_OP_ALLREDUCE || o->op == CP_OP_REDUCESCATTER ? "sum" : "none";
-    printf("# coarse-plan collective: %s, %d GPUs (%d host%s x %d), %s, algorithm %s\n",
-           c->topo->name, c->nranks, c->nhosts, c->nhosts == 1 ? "" : "s", c->per_host,
+    printf("# coarse-plan collective: %s, %d GPU%s (%d host%s x %d), %s, algorithm %s\n",
+           c->topo->name, c->nranks, cp_s(c->nranks), c->nhosts, cp_s(c->nhosts), c->per_host,
            cp_coll_op_name(o->op), o->alg < 0 ? "auto" : cp_coll_alg_name((cp_coll_alg)o->alg));
+    cli_calib_note(c->topo, "# ", stdout);
     printf("#\n#%12s  %12s  %6s  %6s  %10s  %7s  %7s  %-9s  %s\n", "size", "count", "type",
            "redop", "time", "algbw", "busbw", "algorithm", "protocol");
     printf("#%12s  %12s  %6s  %6s  %10s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)",
@@ -337,7 +339,7 @@ static void explain_alg(const cp_coll *c, const opts *o, cp_coll_alg alg)
     for (k = 0; k < a->nphases; k++) {
         const cp_phase *ph = &a->phase[k];
         double bwt = ph->factor * big / (ph->bw_gbs * 1e3), lat = ph->lat_us + ph->simple_us;
-        printf("  %s: %d steps, latency ", ph->label, ph->steps);
+        printf("  %s: %d step%s, latency ", ph->label, ph->steps, cp_s(ph->steps));
         if (a->ll)
             printf("%.2f us under LL, %.2f under Simple", ph->lat_us, lat);
         else
@@ -418,9 +420,9 @@ static void explain_bus_share(const cp_coll *c)
 static void print_explain(const cp_coll *c, const opts *o)
 {
     int alg;
-    printf("%s on %s: %d GPUs (%d host%s x %d); %d candidate rings searched\n",
-           cp_coll_op_name(o->op), c->topo->name, c->nranks, c->nhosts,
-           c->nhosts == 1 ? "" : "s", c->per_host, c->ring_candidates);
+    printf("%s on %s: %d GPU%s (%d host%s x %d); %d candidate ring%s searched\n",
+           cp_coll_op_name(o->op), c->topo->name, c->nranks, cp_s(c->nranks), c->nhosts,
+           cp_s(c->nhosts), c->per_host, c->ring_candidates, cp_s(c->ring_candidates));
     for (alg = 0; alg < CP_ALGS; alg++)
         explain_alg(c, o, (cp_coll_alg)alg);
     explain_crossovers(c, o);
@@ -432,8 +434,8 @@ static int write_tuner(const cp_coll *c, const char *path, cp_err *e)
 {
     int n = 0, rc = cp_tuner_write(c, path, &n, e);
     if (rc == CP_OK && strcmp(path, "-") != 0)
-        printf("%s: %d NCCL tuner rules for %s, %d node%s x %d GPUs\n", path, n, c->topo->name,
-               c->nhosts, c->nhosts == 1 ? "" : "s", c->per_host);
+        printf("%s: %d NCCL tuner rule%s for %s, %d node%s x %d GPU%s\n", path, n, cp_s(n),
+               c->topo->name, c->nhosts, cp_s(c->nhosts), c->per_host, cp_s(c->per_host));
     return rc;
 }
 

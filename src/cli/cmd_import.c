@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/suggest.h"
 #include "cli/import_hwloc.h"
 #include "core/fileio.h"
 #include "import/hf_config.h"
@@ -135,10 +136,29 @@ static int write_checked(const char *in, const char *out, json_t *root, int is_m
 /* A converted topology: copy the calibration block of `calib` when given,
  * then check and write it.  Every importer whose result is a topology ends
  * here. */
+/* Without --calibration the result has no calibration block: its note ends
+ * saying so, as every command's header will (docs/import.md). */
+static int note_uncalibrated(json_t *root, cp_err *e)
+{
+    const char *old = json_string_value(json_object_get(root, "note"));
+    static const char what[] = "uncalibrated (no --calibration): every link at its nominal "
+                               "rate; fit it with coarse-plan calibrate";
+    char *note;
+    size_t n = (old ? strlen(old) : 0) + sizeof what + 3;
+    int rc = CP_OK;
+    if (!(note = malloc(n)))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    snprintf(note, n, "%s%s%s", old ? old : "", old && old[0] ? "; " : "", what);
+    if (json_object_set_new(root, "note", json_string(note)))
+        rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+    free(note);
+    return rc;
+}
+
 int cli_finish_topology(const char *in, const char *out, json_t *root, const char *calib,
                         cp_err *e)
 {
-    int rc = calib ? copy_calibration(calib, root, e) : CP_OK;
+    int rc = calib ? copy_calibration(calib, root, e) : note_uncalibrated(root, e);
     return rc == CP_OK ? write_checked(in, out, root, 0, e) : rc;
 }
 
@@ -238,6 +258,8 @@ static int import_smi(int argc, char **argv)
                    "cells"),
         OPT_DOUBLE(0, "pcie-gbs", "Y", &o.pcie_gbs, 1e4,
                    "GB/s of every PCIe link (default: by --gpu, else 12, Gen3 x16)"),
+        CLI_OPT_GPU_MEMORY(&o.base.gpu_memory_gb, "by --gpu: P100, V100 16 GB (17.18), A100 "
+                                                 "40 GB (42.95), H100 80 GB (85.52)"),
         OPT_DOUBLE(0, "net-gbs", "Z", &o.base.net_gbs, 1e4, "NIC speed, GB/s (default 12.5)"),
         OPT_DOUBLE(0, "net-latency-us", "W", &o.base.net_lat_us, 1e5,
                    "NIC-to-NIC latency (default 1.5)"),
@@ -314,6 +336,8 @@ int cmd_import(int argc, char **argv)
                    "NIC speed when the file gives none, GB/s (default 12.5)"),
         OPT_DOUBLE(0, "net-latency-us", "Y", &o.net_lat_us, 1e5,
                    "NIC-to-NIC latency when the file gives none (default 1.5)"),
+        CLI_OPT_GPU_MEMORY(&o.gpu_memory_gb, "by the part the PCI device id names, e.g. "
+                                            "V100-SXM2-32GB 34.36"),
         OPT_FLAG(0, "no-fabric", &o.no_fabric,
                  "a hint file without NVLink whose GPUs are eight A100-SXM4 or H100-SXM5 gets "
                  "its HGX board's NVSwitch fabric (NCCL finds it through the driver); this "
@@ -338,9 +362,15 @@ int cmd_import(int argc, char **argv)
     if (strcmp(argv[first], "smi-topo") == 0 || strcmp(argv[first], "hf-config") == 0)
         return cli_usage("import", "write the format first: import %s FILE [options]",
                          argv[first]); /* options came first */
-    if (strcmp(argv[first], "nccl-topo") != 0)
+    if (strcmp(argv[first], "nccl-topo") != 0) {
+        static const char *const formats[] = {"nccl-topo", "smi-topo", "hf-config", "hwloc"};
+        const char *near = cli_nearest(argv[first], formats, 4);
+        if (near)
+            return cli_usage("import", "unknown format '%s'; did you mean '%s'?", argv[first],
+                             near);
         return cli_usage("import", "unknown format '%s' (supported: nccl-topo, smi-topo, "
                          "hf-config, hwloc)", argv[first]);
+    }
     if (cp_same_file(out, argv[first + 1]))
         return cli_usage("import", "-o %s would overwrite the input", out);
     cp_err_clear(&e);

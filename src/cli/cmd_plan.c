@@ -110,8 +110,10 @@ static void print_summary(const opts *o, const cp_plan *p, FILE *f)
         total += p->fam_bytes[k];
         nf += p->fams.f[k].available;
     }
-    fprintf(f, "plan: %s on %s (%d GPUs), %d buckets, %d route families in %d groups\n",
-            p->model->name, p->topo->name, p->topo->ngpus, p->nb, nf, p->fams.ngroups);
+    fprintf(f, "plan: %s on %s (%d GPU%s), %d bucket%s, %d route famil%s in %d group%s\n",
+            p->model->name, p->topo->name, p->topo->ngpus, cp_s(p->topo->ngpus), p->nb,
+            cp_s(p->nb), nf, nf == 1 ? "y" : "ies", p->fams.ngroups, cp_s(p->fams.ngroups));
+    cli_calib_note(p->topo, "", f);
     fprintf(f, "predicted iteration %.3f ms (compute %.3f, exposed %.3f); every bucket "
                "all-reduced: %.3f ms; LP optimum %.3f ms; lower bound %.3f ms\n",
             p->iteration_ms, p->compute_ms, p->iteration_ms - p->compute_ms,

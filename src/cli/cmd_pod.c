@@ -240,7 +240,9 @@ static int write_svg(const opts *o, char **cat, const double *val, int ncat, cp_
 {
     static const char *const ser[] = {"pool alone", "LP split"};
     cp_bars b = {"Speed-up over the network alone (auto)", "speed-up", ncat,
-                 (const char *const *)cat, 2, ser, val, 1.0};
+                 (const char *const *)cat, 2, ser, val, 1.0,
+                 "No LP split bar for FSDP: the planner buckets gradients as DDP does, so "
+                 "its split is computed for DDP only (docs/pool.md)."};
     cp_outfile out;
     int rc = cp_out_open(&out, o->svg, e);
     if (rc)
@@ -250,6 +252,24 @@ static int write_svg(const opts *o, char **cat, const double *val, int ncat, cp_
         return cp_fail(e, CP_EINTERNAL, "writing %s failed", o->svg);
     }
     return cp_out_commit(&out, e);
+}
+
+/* The iteration report compares the network with a pool the hosts share:
+ * a topology without one would give empty pool columns and exit 0, so it
+ * is refused first, as `predict -s pool` refuses it. */
+static int need_pool(const opts *o, cp_err *e)
+{
+    cp_topo *t = NULL;
+    int rc = cp_topo_load(o->topo, &t, e);
+    if (rc)
+        return rc;
+    if (!cp_pool_present(t))
+        rc = cp_fail_at(e, CP_EINPUT, o->topo, 0, 0, NULL,
+                        "%s has no CXL pool (no cxl_switch node, no pool block): pod compares "
+                        "the network with a pool the hosts share (docs/pool.md; "
+                        "topologies/hgx-h100-pod.json has one)", t->name);
+    cp_topo_free(t);
+    return rc;
 }
 
 static int iterations(const opts *o, FILE *f, cp_err *e)
@@ -347,6 +367,8 @@ int cmd_pod(int argc, char **argv)
     cp_err_clear(&e);
     if (cp_same_file(o.out, o.topo) || (o.svg && cp_same_file(o.svg, o.topo)))
         return cli_usage("pod", "-o/--svg would overwrite an input");
+    if (!o.collectives && (rc = need_pool(&o, &e)))
+        return cli_report(rc, &e);
     rc = cp_out_open(&out, o.out, &e);
     if (rc == CP_OK) {
         rc = o.collectives ? collectives(&o, out.f, &e) : iterations(&o, out.f, &e);

@@ -10,6 +10,7 @@
 #include "cli/progress.h"
 #include "cli/pool_table.h"
 #include "cli/predict_llm.h"
+#include "cli/summary.h"
 #include "core/fileio.h"
 #include "core/units.h"
 #include "load/load.h"
@@ -323,6 +324,8 @@ static void print_memory(const opts *o, const cp_mem *m)
     if (m->capacity > 0)
         printf(" of %.1f GB%s", m->capacity / 1e9,
                m->total > m->capacity ? ": does not fit" : "");
+    else /* say why there is no verdict (an import without --gpu or --gpu-memory-gb) */
+        printf("; GPU memory unknown (no capacity_gb on the GPUs), so no fit verdict");
     printf(m->activations > 0 ? "\n" : "; activations not counted\n");
 }
 
@@ -330,8 +333,8 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
                         double ring_ms, const cp_mem *mem)
 {
     int k;
-    printf("# predict: %s on %s (%d GPUs), %s, compute %.2f ms (one GPU, %s)",
-           pr->model->name, pr->topo->name, pr->topo->ngpus,
+    printf("# predict: %s on %s (%d GPU%s), %s, compute %.2f ms (one GPU, %s)",
+           pr->model->name, pr->topo->name, pr->topo->ngpus, cp_s(pr->topo->ngpus),
            o->p.framework == CP_FW_HOROVOD ? "Horovod fusion"
            : o->p.framework == CP_FW_ZERO2 ? "ZeRO-2 (reduce-scatter, all-gather)"
            : o->p.framework == CP_FW_ZERO1 ? "ZeRO-1 (reduce-scatter after backward, all-gather)"
@@ -349,6 +352,7 @@ static void print_table(const opts *o, const cp_predictor *pr, const cp_predicti
     if (pr->straggle_ms > 0)
         printf(" + %.2f ms waiting for the slowest GPU", pr->straggle_ms);
     printf("\n");
+    cli_calib_note(pr->topo, "# ", stdout);
     print_memory(o, mem);
     printf("%-8s %12s %11s %10s %11s %9s\n", "strategy", "iteration_ms", "compute_ms",
            "comm_ms", "exposed_ms", "vs_ring");
@@ -504,8 +508,8 @@ static int whatif(const opts *o, const cp_model *m, const cp_topo *t, const cp_p
                 n += t->links[l].kind == (cp_link_kind)k;
             if (n == 0)
                 continue;
-            snprintf(label, sizeof label, "%s x2 (%d links)", cp_link_kind_name((cp_link_kind)k),
-                     n);
+            snprintf(label, sizeof label, "%s x2 (%d link%s)",
+                     cp_link_kind_name((cp_link_kind)k), n, cp_s(n));
             rc = whatif_one(o, m, t, s, k, 2, 1, 0, &ms, e);
         } else if (k == CP_LINK_KINDS) {
             snprintf(label, sizeof label, "every link x2");
@@ -565,9 +569,13 @@ static int scaling(const opts *o, const cp_model *m, const cp_topo *t, FILE *out
         fprintf(out, "model,topology,strategy,gpus,hosts,gpus_per_host,iteration_ms,exposed_comm_ms,"
                "speedup,efficiency\n");
     else
-        fprintf(out, "# scaling: %s on %s, strategy %s, same batch per GPU\n%6s %6s %14s %12s "
-               "%10s %8s %10s\n", m->name, t->name, cp_strategy_name(s), "gpus", "hosts",
-               "gpus_per_host", "iteration_ms", "exposed_ms", "speedup", "efficiency");
+    {
+        fprintf(out, "# scaling: %s on %s, strategy %s, same batch per GPU\n", m->name, t->name,
+                cp_strategy_name(s));
+        cli_calib_note(t, "# ", out);
+        fprintf(out, "%6s %6s %14s %12s %10s %8s %10s\n", "gpus", "hosts", "gpus_per_host",
+                "iteration_ms", "exposed_ms", "speedup", "efficiency");
+    }
     for (h = 1; rc == CP_OK; h = h * 2 < o->hosts ? h * 2 : o->hosts) {
         for (g = h == 1 ? 1 : G; rc == CP_OK; g = g * 2 < G ? g * 2 : G) {
             double ms = 0, ex = 0;
@@ -627,8 +635,9 @@ static int sweep(const opts *o, const cp_predictor *pr, FILE *out, cp_err *e)
             caps[j] = caps[j - 1];
             caps[j - 1] = t;
         }
-    fprintf(out, "# bucket sweep: %s on %s (%d GPUs), strategy %s\n", pr->model->name,
-           pr->topo->name, pr->topo->ngpus, cp_strategy_name(s));
+    fprintf(out, "# bucket sweep: %s on %s (%d GPU%s), strategy %s\n", pr->model->name,
+           pr->topo->name, pr->topo->ngpus, cp_s(pr->topo->ngpus), cp_strategy_name(s));
+    cli_calib_note(pr->topo, "# ", out);
     fprintf(out, "%16s %12s %11s\n", knob, "iteration_ms", "exposed_ms");
     cli_meter_start(&mt, "predict --sweep-bucket", n);
     for (i = 0; i < n; i++) {

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/summary.h"
 #include "core/fileio.h"
+#include "core/units.h"
 #include "cost/pack.h"
 #include "load/load.h"
 #include "sim/sim.h"
@@ -119,12 +120,14 @@ int cmd_simulate(int argc, char **argv)
             if (cli_dump_json(root, stdout))
                 rc = cp_fail(&e, CP_EINTERNAL, "writing output failed");
         } else {
-            printf("simulate: plan for %s on %s: %d operations, %d rate updates\n",
-                   cpl_model_name(p), t->name, r.nops, r.events);
+            printf("simulate: plan for %s on %s: %d operation%s, %d rate update%s\n",
+                   cpl_model_name(p), t->name, r.nops, cp_s(r.nops), r.events, cp_s(r.events));
+            cli_calib_note(t, "", stdout);
             printf("replayed iteration %.3f ms (planned %.3f ms, compute %.3f ms)\n",
                    r.iteration_ms, cpl_predicted_iteration_ms(p), r.compute_ms);
-            printf("deadlock-free: yes (processing orders acyclic; all %d operations "
-                   "completed)\n", r.completed);
+            printf("deadlock-free: yes (processing orders acyclic; %s %d operation%s "
+                   "completed)\n", r.completed == 1 ? "the" : "all", r.completed,
+                   cp_s(r.completed));
             printf("busiest links and reducers between %.3f and %.3f ms:\n", r.first_ms,
                    r.last_ms);
             for (k = 0; k < ntop; k++) {

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/summary.h"
+#include "core/units.h"
 #include "cost/pool.h"
 #include "plan/plan_predict.h"
 #include "predict/memory.h"
@@ -89,16 +91,17 @@ static void print_frameworks(const cp_model *m, const cp_topo *t, const cp_predi
     if (csv)
         printf("framework,available,iteration_ms,exposed_comm_ms,model_states_gb,"
                "gpu_memory_gb,fits,max_batch,samples_per_s\n");
-    else
-        printf("# frameworks: %s on %s (%d GPUs), strategy %s; model states per GPU "
-               "(eq. M1), %s\n"
-               "%-20s %12s %11s %16s %5s %9s %10s\n",
-               m->name, t->name, t->ngpus, cp_strategy_name(s),
+    else {
+        printf("# frameworks: %s on %s (%d GPU%s), strategy %s; model states per GPU "
+               "(eq. M1), %s\n",
+               m->name, t->name, t->ngpus, cp_s(t->ngpus), cp_strategy_name(s),
                base->activation_gb > 0 ? "fits with the activations given"
                : mem[0].act_estimated  ? "fits with the activations estimated (eq. M2)"
-                                       : "activations not counted",
-               "framework", "iteration_ms", "exposed_ms", "model_states_gb", "fits",
-               "max_batch", "samples/s");
+                                       : "activations not counted");
+        cli_calib_note(t, "# ", stdout);
+        printf("%-20s %12s %11s %16s %5s %9s %10s\n", "framework", "iteration_ms",
+               "exposed_ms", "model_states_gb", "fits", "max_batch", "samples/s");
+    }
     for (k = 0; k < NVAR; k++) {
         const cp_prediction *p = &res[k];
         char cap[32] = "", maxb[32] = "", sps[32] = ""; /* empty when not known */

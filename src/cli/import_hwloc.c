@@ -3,11 +3,11 @@
  * `import hwloc --this-machine [options]`: an hwloc topology (or this
  * machine, through libhwloc) to topology JSON (src/import/hwloc.c).
  *
- * A result with GPUs goes through cli_finish_topology like every imported
- * topology (calibration, loader check, atomic write).  One without GPUs
- * (a CPU-only machine, the CXL test host) cannot pass the loader, which
- * wants a GPU: it is written as it is, its note saying that no GPUs were
- * found, and every command that loads it refuses it with that reason.
+ * The result goes through cli_finish_topology like every imported topology
+ * (calibration, loader check, atomic write).  A machine without GPUs (a
+ * CPU-only machine, the CXL test host) is refused with exit 2, counting what
+ * hwloc found: no command accepts a topology without a GPU, so nothing is
+ * written.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +17,6 @@
 #include "cli/import_hwloc.h"
 #include "core/fileio.h"
 #include "import/hwloc.h"
-#include "out/jsonfmt.h"
 
 static const cli_usage_text usage = {
     "usage: coarse-plan import hwloc FILE.xml [OPTIONS]\n"
@@ -28,8 +27,7 @@ static const cli_usage_text usage = {
     "devices with their capacity, and NVLinks from an NVLinkBandwidth matrix when\n"
     "the file has one.  --this-machine reads the running machine instead.  What\n"
     "hwloc does not say is assumed and listed in the output's note (docs/import.md).\n"
-    "A machine without GPUs gives its CPU/PCIe/NIC topology, which commands that\n"
-    "need a GPU refuse.\n",
+    "A machine without GPUs is refused (exit 2): every command needs a GPU.\n",
     NULL};
 
 /* --gpu p100|v100|a100|h100 (value: cp_hwloc_opts.gpu, kept as the word). */
@@ -39,21 +37,6 @@ static int parse_gpu(const char *cmd, char *arg, void *value)
         return cli_usage(cmd, "--gpu: expected p100, v100, a100 or h100, got '%s'", arg);
     *(const char **)value = arg;
     return CP_OK;
-}
-
-/* A topology without GPUs: written as converted (the loader would refuse
- * it), atomically. */
-static int write_plain(const char *out, json_t *root, cp_err *e)
-{
-    cp_outfile f;
-    int rc = cp_out_open(&f, out, e);
-    if (rc)
-        return rc;
-    if (cp_json_write_doc(root, f.f)) {
-        cp_out_abort(&f);
-        return cp_fail(e, CP_EINTERNAL, "writing %s failed", out);
-    }
-    return cp_out_commit(&f, e);
 }
 
 /* Convert `in` (NULL: this machine) and write it to `out`. */
@@ -67,10 +50,8 @@ static int run(const char *in, const char *out, const cp_hwloc_opts *o, const ch
     if (rc == CP_OK)
         rc = in ? cp_import_hwloc(in, text, len, o, &root, e)
                 : cp_import_hwloc_this_machine(o, &root, e);
-    if (rc == CP_OK && cp_hwloc_count_gpus(root) > 0)
+    if (rc == CP_OK) /* o->need_gpu: a machine without GPUs stopped above */
         rc = cli_finish_topology(in ? in : "this machine", out, root, calib, e);
-    else if (rc == CP_OK)
-        rc = write_plain(out, root, e); /* --calibration has nothing to calibrate */
     json_decref(root);
     free(text);
     return rc;
@@ -94,6 +75,9 @@ int cli_import_hwloc(int argc, char **argv)
                      "(their NVLinks, FLOP/s, memory bandwidth)"),
         OPT_DOUBLE(0, "nvlink-gbs", "X", &o.nvlink_gbs, 1e4,
                    "GB/s per NVLink per direction (default: by generation)"),
+        CLI_OPT_GPU_MEMORY(&o.base.gpu_memory_gb,
+                           "hwloc's CUDAGlobalMemorySize (or OpenCL's), else the size in "
+                           "GPUModel, else by the generation as import smi-topo"),
         OPT_DOUBLE(0, "net-gbs", "Z", &o.base.net_gbs, 1e4,
                    "NIC speed, GB/s (default 12.5; hwloc gives none)"),
         OPT_DOUBLE(0, "net-latency-us", "W", &o.base.net_lat_us, 1e5,
@@ -102,6 +86,7 @@ int cli_import_hwloc(int argc, char **argv)
                    "copy the calibration block of this topology JSON"),
         OPT_END()};
     cp_hwloc_opts_default(&o);
+    o.need_gpu = 1;
     if ((rc = cli_parse(cmd, &usage, table, argc, argv, &first)))
         return rc == CLI_HELP ? CP_OK : rc;
     if (first + (this_machine ? 0 : 1) != argc)

@@ -15,6 +15,7 @@
 
 #include "cli/check.h"
 #include "cli/opt.h"
+#include "cli/suggest.h"
 #include "core/err.h"
 #include "core/units.h"
 
@@ -131,6 +132,50 @@ static const cli_option *find(const cli_option *opts, int nopts, int c)
     return NULL;
 }
 
+/* The word that followed an option with an optional value given without
+ * one (`--offload pool`): getopt takes the value only as `--offload=pool`,
+ * so `pool` became a positional argument, and cli_no_args says what was
+ * meant.  One command line is parsed per process. */
+static const char *optarg_next, *optarg_opt;
+
+/* 1 when two or more candidates start with `word` (getopt refuses an
+ * abbreviation that fits several), listed "--a, --b" in list. */
+static int ambiguous(const char *word, const char *const *cands, int n, char *list, size_t cap)
+{
+    int i, hits = 0;
+    size_t len = strlen(word), at = 0;
+    list[0] = '\0';
+    for (i = 0; i < n; i++)
+        if (len > 0 && strncmp(cands[i], word, len) == 0) {
+            int w = snprintf(list + at, cap - at, "%s--%s", hits ? ", " : "", cands[i]);
+            if (w > 0 && at + (size_t)w < cap)
+                at += (size_t)w;
+            hits++;
+        }
+    return hits >= 2;
+}
+
+/* An unknown long option: the nearest long name of the table (or "help"),
+ * compared without the dashes and any "=VALUE". */
+static int unknown_option(const char *cmd, const cli_option *opts, int nopts, const char *arg)
+{
+    const char *cands[CLI_MAX_OPTIONS + 1], *near;
+    char word[64], list[256];
+    int i, n = 0;
+    if (strncmp(arg, "--", 2) != 0)
+        return cli_usage(cmd, "unknown option '%s'", arg);
+    snprintf(word, sizeof word, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+    for (i = 0; i < nopts; i++)
+        if (opts[i].long_name)
+            cands[n++] = opts[i].long_name;
+    cands[n++] = "help";
+    if (ambiguous(word, cands, n, list, sizeof list))
+        return cli_usage(cmd, "ambiguous option '%s' (%s)", arg, list);
+    if (!(near = cli_nearest(word, cands, n)))
+        return cli_usage(cmd, "unknown option '%s'", arg);
+    return cli_usage(cmd, "unknown option '%s'; did you mean '--%s'?", arg, near);
+}
+
 int cli_parse(const char *cmd, const cli_usage_text *u, const cli_option *opts, int argc,
               char **argv, int *first)
 {
@@ -148,7 +193,11 @@ int cli_parse(const char *cmd, const cli_usage_text *u, const cli_option *opts, 
         if (c == ':')
             return cli_usage(cmd, "option '%s' needs a value", argv[optind - 1]);
         if (c == '?' || !(o = find(opts, nopts, c)))
-            return cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+            return unknown_option(cmd, opts, nopts, argv[optind - 1]);
+        if (o->kind == CLI_K_OPTARG && !optarg && optind < argc && argv[optind][0] != '-') {
+            optarg_next = argv[optind];
+            optarg_opt = o->long_name;
+        }
         rc = store(cmd, o, optarg);
     }
     *first = optind;
@@ -157,6 +206,9 @@ int cli_parse(const char *cmd, const cli_usage_text *u, const cli_option *opts, 
 
 int cli_no_args(const char *cmd, int argc, char **argv, int first)
 {
+    if (first < argc && argv[first] == optarg_next && optarg_opt)
+        return cli_usage(cmd, "unexpected argument '%s'; did you mean '--%s=%s'? (an optional "
+                              "value follows '=')", argv[first], optarg_opt, argv[first]);
     if (first < argc)
         return cli_usage(cmd, "unexpected argument '%s'", argv[first]);
     return CP_OK;

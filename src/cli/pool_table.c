@@ -12,6 +12,8 @@
 
 #include "cli/cli.h"
 #include "cli/pool_table.h"
+#include "cli/summary.h"
+#include "core/units.h"
 #include "cost/p2p.h"
 #include "load/load.h"
 
@@ -49,9 +51,11 @@ static const char *redop(int op)
 static void print_table(models *m, const cli_xopts *o, const cp_topo *t)
 {
     int64_t s;
-    printf("# coarse-plan collective: %s, %d GPUs (%d host%s x %d), %s, algorithm %s\n",
-           t->name, m->c.nranks, m->c.nhosts, m->c.nhosts == 1 ? "" : "s", m->c.per_host,
+    printf("# coarse-plan collective: %s, %d GPU%s (%d host%s x %d), %s, algorithm %s\n",
+           t->name, m->c.nranks, cp_s(m->c.nranks), m->c.nhosts, cp_s(m->c.nhosts),
+           m->c.per_host,
            cp_xop_name((cp_xop)o->op), o->pool ? "pool" : o->ring ? "ring" : "auto");
+    cli_calib_note(t, "# ", stdout);
     printf("#\n#%12s  %12s  %6s  %6s  %10s  %7s  %7s  %-9s  %s\n", "size", "count", "type",
            "redop", "time", "algbw", "busbw", "algorithm", o->pool ? "binding" : "protocol");
     printf("#%12s  %12s  %6s  %6s  %10s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)",
@@ -213,8 +217,8 @@ static void explain_sizes(models *m, const cli_xopts *o, const cp_topo *t)
 static void print_explain(models *m, const cli_xopts *o, const cp_topo *t)
 {
     const cp_pool *p = &m->pool;
-    printf("%s through the pool of %s: %d GPUs (%d host%s), %d device%s, reduction on the %s\n",
-           cp_xop_name((cp_xop)o->op), t->name, p->nranks, p->nhosts,
+    printf("%s through the pool of %s: %d GPU%s (%d host%s), %d device%s, reduction on the %s\n",
+           cp_xop_name((cp_xop)o->op), t->name, p->nranks, cp_s(p->nranks), p->nhosts,
            p->nhosts == 1 ? "" : "s", p->ndev, p->ndev == 1 ? "" : "s",
            p->device_reduces ? "devices" : "GPUs");
     char wr[160], rd[160];
@@ -325,8 +329,8 @@ int cli_print_pool_fit(const cp_topo *t, const cp_nccl_table *tab, const cp_pool
     if (json)
         return print_fit_json(t, tab, f) ? cp_fail(e, CP_EINTERNAL, "writing output failed")
                                          : CP_OK;
-    printf("# calibrate: %s on %s (%d GPUs), %s through the pool\n", table, t->name, t->ngpus,
-           cp_xop_name(f->op));
+    printf("# calibrate: %s on %s (%d GPU%s), %s through the pool\n", table, t->name, t->ngpus,
+           cp_s(t->ngpus), cp_xop_name(f->op));
     if (f->rate_fitted)
         printf("# %s: %.3f -> %.3f GB/s (the busier copy-engine stream binds)\n", side,
                f->rate_before, f->rate_after);

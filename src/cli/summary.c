@@ -14,16 +14,27 @@
 void cli_summary_model(const cp_model *m, FILE *f)
 {
     char p[32], b[32];
-    fprintf(f, "model %s: %d tensors, %s parameters, %s of %s gradients\n", m->name,
-            m->ntensors, cp_fmt_count(m->params, p, sizeof p),
+    fprintf(f, "model %s: %d tensor%s, %s parameters, %s of %s gradients\n", m->name,
+            m->ntensors, cp_s(m->ntensors), cp_fmt_count(m->params, p, sizeof p),
             cp_fmt_bytes((double)cp_model_grad_bytes(m), b, sizeof b), cp_dtype_name(m->dtype));
 }
 
 void cli_summary_topo(const cp_topo *t, FILE *f)
 {
-    fprintf(f, "topology %s: %d host%s, %d GPUs, %d NICs, %d memory devices, %d links\n",
-            t->name, t->nhosts, t->nhosts == 1 ? "" : "s", t->ngpus, cp_topo_count(t, CP_NIC),
-            cp_topo_count(t, CP_MEMDEV), t->nlinks);
+    int nics = cp_topo_count(t, CP_NIC), mem = cp_topo_count(t, CP_MEMDEV);
+    fprintf(f, "topology %s: %d host%s, %d GPU%s, %d NIC%s, %d memory device%s, %d link%s%s\n",
+            t->name, t->nhosts, cp_s(t->nhosts), t->ngpus, cp_s(t->ngpus), nics, cp_s(nics),
+            mem, cp_s(mem), t->nlinks, cp_s(t->nlinks), t->calib.given ? "" : ", uncalibrated");
+}
+
+void cli_calib_note(const cp_topo *t, const char *prefix, FILE *f)
+{
+    if (t->calib.given)
+        return;
+    fprintf(f, "%suncalibrated: %s has no calibration block, so every link runs at its nominal "
+               "rate with no per-step latency (faster than measured); fit one with coarse-plan "
+               "calibrate NCCL_TESTS_OUTPUT -t TOPO -o OUT.json (docs/calibration.md)\n",
+            prefix, t->name);
 }
 
 json_t *cli_model_json(const cp_model *m)
@@ -70,7 +81,7 @@ static void model_histogram(const cp_model *m, FILE *f)
     }
     fprintf(f, "gradient sizes:\n");
     for (k = 0; k < 4; k++)
-        fprintf(f, "  %-13s %6d tensors  %10s\n", label[k], count[k],
+        fprintf(f, "  %-13s %6d tensor%-3s%10s\n", label[k], count[k], cp_s(count[k]),
                 cp_fmt_bytes(bytes[k], b, sizeof b));
 }
 
@@ -212,11 +223,11 @@ static void topo_link_kinds(const cp_topo *t, FILE *f)
         if (n == 0)
             continue;
         if (lo == hi)
-            fprintf(f, "  %-7s %5d links, %g GB/s per direction\n",
-                    cp_link_kind_name((cp_link_kind)k), n, lo);
+            fprintf(f, "  %-7s %5d link%s, %g GB/s per direction\n",
+                    cp_link_kind_name((cp_link_kind)k), n, cp_s(n), lo);
         else
-            fprintf(f, "  %-7s %5d links, %g to %g GB/s per direction\n",
-                    cp_link_kind_name((cp_link_kind)k), n, lo, hi);
+            fprintf(f, "  %-7s %5d link%s, %g to %g GB/s per direction\n",
+                    cp_link_kind_name((cp_link_kind)k), n, cp_s(n), lo, hi);
     }
 }
 
@@ -229,7 +240,13 @@ static int topo_bottlenecks(const cp_topo *t, FILE *f, cp_err *e)
         return CP_OK;
     fprintf(f, "slowest link on each GPU's best route to the others:\n");
     if (t->rep_hosts > 1) /* copies of one host: host 0 says it all, in linear time */
-        fprintf(f, "  (host 0's GPUs; the other %d hosts are copies of it)\n", t->rep_hosts - 1);
+    {
+        if (t->rep_hosts == 2)
+            fprintf(f, "  (host 0's GPUs; the other host is a copy of it)\n");
+        else
+            fprintf(f, "  (host 0's GPUs; the other %d hosts are copies of it)\n",
+                    t->rep_hosts - 1);
+    }
     for (gi = 0; gi < t->ngpus; gi++) {
         cp_reach r;
         int g = t->gpus[gi], worst = -1, arc, rc;
@@ -244,11 +261,14 @@ static int topo_bottlenecks(const cp_topo *t, FILE *f, cp_err *e)
         }
         arc = cp_reach_bottleneck_arc(t, &r, worst);
         if (arc >= 0)
-            fprintf(f, "  %-10s to %-10s %7.2f GB/s  %s %s -> %s  (%d hops, %.2f us)\n",
+            fprintf(f, "  %-10s to %-10s %7.2f GB/s  %s %s -> %s  (%d hop%s, %.2f us)\n",
                     t->nodes[g].id, t->nodes[worst].id, r.bott[worst],
                     cp_link_kind_name(t->links[arc >> 1].kind),
                     t->nodes[cp_arc_tail(t, arc)].id, t->nodes[cp_arc_head(t, arc)].id,
-                    r.hops[worst], r.lat_us[worst]);
+                    r.hops[worst], r.hops[worst] == 1 ? "" : "s", r.lat_us[worst]);
+        else /* the loaders refuse such a machine; never drop the GPU's row */
+            fprintf(f, "  %-10s to %-10s no route (routes never pass through a GPU)\n",
+                    t->nodes[g].id, t->nodes[worst].id);
         cp_reach_free(&r);
     }
     return CP_OK;
@@ -321,6 +341,7 @@ int cli_info_topo(const cp_topo *t, FILE *f, cp_err *e)
 {
     int i;
     cli_summary_topo(t, f);
+    cli_calib_note(t, "", f);
     topo_gpus(t, f);
     fprintf(f, "links:\n");
     topo_link_kinds(t, f);

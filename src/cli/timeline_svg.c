@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "core/fileio.h"
+#include "core/units.h"
 #include "out/svg.h"
 
 /* Legend colours (svg.c's palette, in this order). */
@@ -83,9 +84,9 @@ static int build(const cp_prediction *res, int n, cp_gantt_lane *lanes, char (*l
         for (k = 0; k < p->nruns; k++, b++) {
             const cp_bucket_run *r = &p->runs[k];
             char *tip = *tips + (size_t)b * TIP;
-            snprintf(tip, TIP, "#%d %s %s, %.3f MB, %d tensors: ready %.3f, %.3f -> %.3f ms", k,
-                     r->how, r->proto, r->bytes / 1e6, r->ntensors, r->ready_ms, r->start_ms,
-                     r->finish_ms);
+            snprintf(tip, TIP, "#%d %s %s, %.3f MB, %d tensor%s: ready %.3f, %.3f -> %.3f ms",
+                     k, r->how, r->proto, r->bytes / 1e6, r->ntensors, cp_s(r->ntensors),
+                     r->ready_ms, r->start_ms, r->finish_ms);
             (*bars)[b] = (cp_gantt_bar){r->start_ms, r->finish_ms, run_colour(r->how), tip};
         }
         ml->nbar = p->nruns;
@@ -112,8 +113,8 @@ int cli_write_timeline_svg(const char *path, const cp_predictor *pr, const cp_pr
         free(tips);
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
-    snprintf(title, sizeof title, "%s on %s (%d GPUs): one iteration (coarse-plan predict)",
-             pr->model->name, pr->topo->name, pr->topo->ngpus);
+    snprintf(title, sizeof title, "%s on %s (%d GPU%s): one iteration (coarse-plan predict)",
+             pr->model->name, pr->topo->name, pr->topo->ngpus, cp_s(pr->topo->ngpus));
     g.title = title;
     g.nlane = 2 * n;
     g.lane = lanes;

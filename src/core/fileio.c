@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,29 +50,63 @@ static int read_stream(FILE *f, const char *path, char **text, size_t *len, cp_e
     return CP_OK;
 }
 
+/* What a non-regular file is, for the message. */
+static const char *file_type_name(mode_t mode)
+{
+    return S_ISDIR(mode)    ? "a directory"
+           : S_ISFIFO(mode) ? "a named pipe"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a file";
+}
+
+/* Refuse anything but a regular file, by its type alone.  Opening a named
+ * pipe for reading blocks until a writer comes (forever, when none does),
+ * and a device such as /dev/zero never ends, so inputs are checked before
+ * they are opened; standard input is named "-" (or /dev/stdin). */
+static int refuse_irregular(const char *path, const struct stat *st, cp_err *e)
+{
+    if (S_ISREG(st->st_mode))
+        return CP_OK;
+    return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL,
+                      "not a regular file (%s); give a file, or \"-\" to read standard "
+                      "input", file_type_name(st->st_mode));
+}
+
 int cp_read_file(const char *path, char **text, size_t *len, cp_err *e)
 {
     FILE *f;
     struct stat st;
     char *buf;
     size_t n;
-    int rc;
+    int fd;
 
     *text = NULL;
     *len = 0;
-    if (strcmp(path, "-") == 0)
+    if (strcmp(path, "-") == 0 || strcmp(path, "/dev/stdin") == 0)
         return read_stream(stdin, "<stdin>", text, len, e);
-    f = fopen(path, "rb");
-    if (!f)
+    if (stat(path, &st) != 0)
         return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
-    if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL, "not a regular file");
+    if (refuse_irregular(path, &st, e))
+        return CP_EINPUT;
+    /* O_NONBLOCK: should the path become a FIFO between stat and open, the
+     * open returns at once and fstat below refuses it */
+    fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return cp_fail_at(e, CP_EINTERNAL, path, 0, 0, NULL, "fstat failed: %s",
+                          strerror(errno));
     }
-    if (!S_ISREG(st.st_mode)) { /* a pipe or device: read what comes, up to the cap */
-        rc = read_stream(f, path, text, len, e);
-        fclose(f);
-        return rc;
+    if (refuse_irregular(path, &st, e)) {
+        close(fd);
+        return CP_EINPUT;
+    }
+    if (!(f = fdopen(fd, "rb"))) {
+        close(fd);
+        return cp_fail_at(e, CP_EINTERNAL, path, 0, 0, NULL, "out of memory");
     }
     if ((unsigned long long)st.st_size > CP_MAX_INPUT_BYTES) {
         fclose(f);

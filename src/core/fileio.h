@@ -20,10 +20,13 @@
  * mistake, and reading it would need that much memory again for the tree. */
 #define CP_MAX_INPUT_BYTES ((size_t)256 << 20)
 
-/* Read all of `path` ("-" = standard input; pipes work too) into a new
- * NUL-terminated buffer (*text, owned by the caller, free()), its length in
- * *len.  CP_EINPUT if it cannot be opened or is too large, CP_EINTERNAL on
- * read or allocation failure. */
+/* Read all of `path` into a new NUL-terminated buffer (*text, owned by the
+ * caller, free()), its length in *len.  "-" (or "/dev/stdin") reads
+ * standard input, which may be a pipe.  Any other path must name a regular
+ * file: a named pipe, a device, a socket or a directory is refused by its
+ * type before it is opened (opening a FIFO for reading blocks until a
+ * writer comes).  CP_EINPUT if it is not a regular file, cannot be opened
+ * or is too large, CP_EINTERNAL on read or allocation failure. */
 int cp_read_file(const char *path, char **text, size_t *len, cp_err *e);
 
 /* An output file being written.  Open with cp_out_open, write to ->f, then

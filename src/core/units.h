@@ -31,6 +31,13 @@ const char *cp_fmt_count(int64_t n, char *buf, size_t cap);
 /* Round to `decimals` decimal places (for stable machine-readable output). */
 double cp_round(double x, int decimals);
 
+/* "" when n is 1, else "s": every printed count agrees with its noun
+ * ("1 GPU", "2 GPUs"). */
+static inline const char *cp_s(long long n)
+{
+    return n == 1 ? "" : "s";
+}
+
 /* Monotonic seconds, for benchmarks. */
 double cp_now_s(void);
 

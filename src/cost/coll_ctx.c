@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/units.h"
 #include "cost/coll_internal.h"
 #include "cost/collective.h"
 
@@ -37,8 +38,8 @@ static int collect_nics(coll_build *b)
         if (fill[h] != b->nn) {
             int got = fill[h];
             free(fill);
-            return cp_fail(b->e, CP_EINPUT, "host %d has %d NICs and host 0 has %d: "
-                                            "hosts must be alike", h, got, b->nn);
+            return cp_fail(b->e, CP_EINPUT, "host %d has %d NIC%s and host 0 has %d: "
+                                            "hosts must be alike", h, got, cp_s(got), b->nn);
         }
     b->nic = malloc((size_t)(b->Hw * b->nn + 1) * sizeof *b->nic);
     if (!b->nic) {
@@ -67,8 +68,8 @@ int coll_collect_gpus(coll_build *b, const cp_topo *t)
             int c0 = count[0], ch = count[h];
             free(count);
             return cp_fail(b->e, CP_EINPUT,
-                           "host %d has %d GPUs and host 0 has %d: collectives are modelled "
-                           "for hosts with equal GPU counts", h, ch, c0);
+                           "host %d has %d GPU%s and host 0 has %d: collectives are modelled "
+                           "for hosts with equal GPU counts", h, ch, cp_s(ch), c0);
         }
     }
     free(count);

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "cost/pool.h"
-#include "paths/paths.h" /* cp_is_transit */
+#include "topo/topo.h" /* cp_is_transit */
 
 static const char *const xop_names[CP_XOPS] = {"allreduce", "reducescatter", "allgather",
                                                "broadcast", "reduce", "gather", "scatter",

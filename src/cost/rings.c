@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/units.h"
 #include "cost/coll_internal.h"
 #include "cost/collective.h"
 
@@ -332,8 +333,8 @@ int coll_ring_build(coll_build *b)
             return rc;
         b->c->ring_candidates = b->nrings;
         if (b->nrings == 0)
-            return cp_fail(b->e, CP_EINPUT, "no ring of GPU-to-GPU routes covers the %d GPUs "
-                                            "of host 0", b->n);
+            return cp_fail(b->e, CP_EINPUT, "no ring of GPU-to-GPU routes covers the %d GPU%s "
+                                            "of host 0", b->n, cp_s(b->n));
         if ((rc = pack_intra(b)))
             return rc;
     }

@@ -18,6 +18,7 @@
 
 #include "core/fileio.h"
 #include "core/units.h"
+#include "import/gpu_memory.h"
 #include "import/hwloc.h"
 #include "import/hwloc_impl.h"
 #include "import/xml.h"
@@ -49,6 +50,7 @@ void cp_hwloc_opts_default(cp_hwloc_opts *o)
     cp_import_opts_default(&o->base);
     o->gpu = NULL;
     o->nvlink_gbs = 0;
+    o->need_gpu = 0;
 }
 
 static const cp_hw_gen *gen_named(const char *gpu)
@@ -251,12 +253,36 @@ static double gpu_memory_bytes(hwloc_obj_t pci)
     return 0;
 }
 
+/* A GPU's capacity_gb, what predict's model states must fit in:
+ * --gpu-memory-gb, else hwloc's figure (bytes > 0), else by its model name
+ * or generation (import/gpu_memory.h); noted when it is not hwloc's. */
+static void add_capacity(cp_hw *m, const char *model, const cp_hw_gen *g, json_t *extra,
+                         double bytes)
+{
+    const char *source;
+    char buf[160];
+    double gb;
+    if (!(m->o->base.gpu_memory_gb > 0) && bytes > 0) {
+        json_object_set_new(extra, "capacity_gb", json_real(cp_round(bytes / 1e9, 9)));
+        return;
+    }
+    gb = cp_gpu_memory_gb(m->o->base.gpu_memory_gb, model, g ? g->label : NULL, &source);
+    if (!(gb > 0)) {
+        cp_hw_note(m, "GPUs of no known generation carry no capacity_gb: give --gpu or "
+                      "--gpu-memory-gb");
+        return;
+    }
+    json_object_set_new(extra, "capacity_gb", json_real(gb));
+    snprintf(buf, sizeof buf, "GPU memory (capacity_gb) from %s where hwloc gives none",
+             source);
+    cp_hw_note(m, buf);
+}
+
 static int add_gpu(cp_hw *m, hwloc_obj_t pci, const char *parent, double hw_gbs)
 {
     const char *model = gpu_model(pci);
     const cp_hw_gen *g = NULL;
     json_t *extra = json_object();
-    double bytes;
     char id[32];
     int k, rc, sxm;
     for (k = 0; model && cp_hw_gens[k].name; k++)
@@ -277,8 +303,7 @@ static int add_gpu(cp_hw *m, hwloc_obj_t pci, const char *parent, double hw_gbs)
         cp_hw_note(m, "GPU FLOP/s, SMs and memory bandwidth are the datasheet figures of the "
                       "part's generation (SXM, unless a model name without SXM says PCIe)");
     }
-    if ((bytes = gpu_memory_bytes(pci)) > 0) /* what predict's model states must fit in */
-        json_object_set_new(extra, "capacity_gb", json_real(cp_round(bytes / 1e9, 9)));
+    add_capacity(m, model, g, extra, gpu_memory_bytes(pci));
     snprintf(id, sizeof id, "gpu%d", m->ngpu);
     m->gpu[m->ngpu].obj = pci;
     m->gpu[m->ngpu].gen = g;
@@ -491,6 +516,28 @@ static void note_numa(cp_hw *m)
 
 /* ---------------------------------------------------------------- driver */
 
+/* "N things" with the plural when N is not 1. */
+static const char *counted(char *buf, size_t cap, int n, const char *word)
+{
+    snprintf(buf, cap, "%d %s%s", n, word, n == 1 ? "" : "s");
+    return buf;
+}
+
+/* No GPU: no command accepts such a topology (the loader wants a GPU), so
+ * the import stops, at the file's <topology> element, saying what it
+ * found. */
+static int fail_no_gpu(cp_hw *m)
+{
+    char s[32], n[32], d[48];
+    return cp_fail_at(m->e, CP_EINPUT, m->path, m->root_line,
+                      m->root_col, NULL,
+                      "no GPU found: hwloc lists %s, %s, %s and no GPU; coarse-plan's "
+                      "commands need at least one, so nothing is written (docs/import.md, "
+                      "hwloc)",
+                      counted(s, sizeof s, m->ncpu, "socket"), counted(n, sizeof n, m->nnic, "NIC"),
+                      counted(d, sizeof d, m->nmem, "CXL memory device"));
+}
+
 /* Walk a loaded topology into *out; `source` says where it came from,
  * `name_from` gives the default name (its base name). */
 static int convert(cp_hw *m, const char *source, const char *name_from, json_t **out)
@@ -511,6 +558,11 @@ static int convert(cp_hw *m, const char *source, const char *name_from, json_t *
         return rc;
     }
     note_numa(m);
+    if (m->ngpu == 0 && m->o->need_gpu) {
+        json_decref(m->nodes);
+        json_decref(m->links);
+        return fail_no_gpu(m);
+    }
     if (m->ngpu == 0)
         cp_hw_note(m, "no GPUs were found: this topology lists the CPUs, PCIe tree, NICs and "
                       "memory devices only, and commands that need a GPU refuse it");
@@ -615,6 +667,8 @@ int cp_import_hwloc(const char *path, const char *text, size_t len, const cp_hwl
         cp_xml_free(root);
         return rc;
     }
+    m.root_line = root->line;
+    m.root_col = root->col;
     copy = as_hwloc_reads(&m, root, text, len);
     if (len + 1 > (size_t)0x7fffffff)
         rc = cp_fail_at(e, CP_EINPUT, path, 0, 0, NULL, "too large for libhwloc (2 GB)");

@@ -15,10 +15,10 @@
  * effective PCIe rate.  NVLinks come from an NVLinkBandwidth distances
  * matrix when the file has one, else from the NVSwitch PCI devices and the
  * GPUs' generation (GPUModel, or --gpu, and --nvlink-gbs).  Everything
- * assumed is listed in the output's "note".  A machine without GPUs gives
- * a topology of its CPUs, PCIe tree, NICs and memory devices whose note says
- * no GPUs were found; the topology loader refuses it, so `predict` on it
- * stops with that reason.
+ * assumed is listed in the output's "note".  A machine without GPUs is
+ * refused with need_gpu (the command), else gives a topology of its CPUs,
+ * PCIe tree, NICs and memory devices whose note says no GPUs were found
+ * (which the topology loader refuses).
  *
  * Ownership: *out is a new reference, NULL on error.
  */
@@ -36,6 +36,10 @@ typedef struct cp_hwloc_opts {
     const char *gpu;     /* GPU generation "p100", "v100", "a100", "h100" for GPUs the
                           * file does not name; NULL = not given */
     double nvlink_gbs;   /* GB/s per NVLink per direction; 0 = by the generation */
+    int need_gpu;        /* 1: a machine without GPUs is CP_EINPUT (what `import hwloc`
+                          * does: no command accepts such a topology); 0 (the default):
+                          * it converts, its note saying so (the tests count its
+                          * devices) */
 } cp_hwloc_opts;
 
 void cp_hwloc_opts_default(cp_hwloc_opts *o);

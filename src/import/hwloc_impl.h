@@ -49,7 +49,8 @@ typedef struct cp_hw_gpu {
 typedef struct cp_hw {
     hwloc_topology_t topo;
     const struct cp_hwloc_opts *o; /* hwloc.h (by its tag: hwloc.c includes this) */
-    const char *path;        /* for messages */
+    const char *path;        /* for messages ("this machine" when read live) */
+    int root_line, root_col; /* the <topology> element, for messages about the file */
     cp_err *e;
     json_t *nodes, *links;   /* what is written (owned until convert hands them over) */
     char notes[2048];        /* every assumption, "; "-separated */

@@ -10,6 +10,7 @@
 
 #include "core/fileio.h"
 #include "core/units.h"
+#include "import/gpu_memory.h"
 #include "import/nccl_topo.h"
 #include "import/xml.h"
 
@@ -75,6 +76,26 @@ static void note(imp *m, const char *text)
     if (strlen(m->notes) + strlen(text) + 3 < sizeof m->notes)
         snprintf(m->notes + strlen(m->notes), sizeof m->notes - strlen(m->notes), "%s%s",
                  m->notes[0] ? "; " : "", text);
+}
+
+/* A GPU's capacity_gb: --gpu-memory-gb, else the size in its part name (the
+ * PCI device id named it), noted; none for a part the table does not know
+ * (predict then says the memory is unknown). */
+static int gpu_capacity(imp *m, const char *model, json_t *extra)
+{
+    const char *source;
+    char buf[160];
+    double gb = cp_gpu_memory_gb(m->o->gpu_memory_gb, model, model, &source);
+    if (!(gb > 0)) {
+        note(m, "GPUs of a PCI device id the importer does not know carry no capacity_gb: "
+                "give --gpu-memory-gb");
+        return CP_OK;
+    }
+    if (json_object_set_new(extra, "capacity_gb", json_real(gb)))
+        return cp_fail(m->e, CP_EINTERNAL, "out of memory");
+    snprintf(buf, sizeof buf, "GPU memory (capacity_gb) from %s", source);
+    note(m, buf);
+    return CP_OK;
 }
 
 static int fail_at(imp *m, const cp_xml *x, const char *fmt, const char *arg)
@@ -226,6 +247,8 @@ static int add_gpu(imp *m, const cp_xml *pci, const cp_xml *g, const char *paren
             if (gpus[k].sms > 0)
                 json_object_set_new(extra, "sms", json_integer(gpus[k].sms));
         }
+    if ((rc = gpu_capacity(m, model, extra)))
+        return rc;
     snprintf(id, sizeof id, "gpu%d", m->ngpu++);
     if ((rc = add_node(m, id, "gpu", model, extra)) ||
         (rc = add_link(m, id, parent, "pcie", gbs, LAT_PCIE)))
@@ -510,6 +533,7 @@ void cp_import_opts_default(cp_import_opts *o)
     o->net_gbs = 12.5;   /* 100 Gb/s */
     o->net_lat_us = 1.5; /* InfiniBand port to port through one switch */
     o->no_fabric = 0;
+    o->gpu_memory_gb = 0;
 }
 
 

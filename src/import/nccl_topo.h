@@ -31,6 +31,8 @@ typedef struct cp_import_opts {
     double net_lat_us;    /* NIC-to-NIC latency when the file gives none (default 1.5) */
     int no_fabric;        /* 1: a hint file without NVLink stays PCIe-only even when its
                            * GPUs name a baseboard with an NVSwitch fabric (0) */
+    double gpu_memory_gb; /* every GPU's device memory, GB (--gpu-memory-gb); 0: by the
+                           * part (import/gpu_memory.h) */
 } cp_import_opts;
 
 void cp_import_opts_default(cp_import_opts *o);

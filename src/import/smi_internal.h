@@ -102,6 +102,8 @@ typedef struct smi {
     size_t len;
     const struct cp_smi_opts *o;
     const struct smi_gen *gen; /* NULL without --gpu */
+    double capacity_gb;    /* every GPU's device memory, GB; 0 = unknown */
+    const char *capacity_source; /* where it came from, for the note */
     double nv_gbs;         /* per NVLink; 0 = unknown */
     double pcie_gbs;
     cp_err *e;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "core/fileio.h"
+#include "import/gpu_memory.h"
 #include "import/smi_internal.h"
 #include "import/smi_topo.h"
 
@@ -121,6 +122,8 @@ int cp_import_smi_topo(const char *path, const char *text, size_t len,
     if (o->gpu && !(m.gen = find_gen(o->gpu)))
         return cp_fail(e, CP_EINPUT, "--gpu: expected p100, v100, a100 or h100, got '%s'", o->gpu);
     m.nv_gbs = o->nvlink_gbs > 0 ? o->nvlink_gbs : m.gen ? m.gen->nvlink_gbs : 0;
+    m.capacity_gb = cp_gpu_memory_gb(o->base.gpu_memory_gb, NULL, m.gen ? m.gen->label : NULL,
+                                     &m.capacity_source); /* the generation's default part */
     m.pcie_gbs = o->pcie_gbs > 0 ? o->pcie_gbs : m.gen ? m.gen->pcie_gbs : PCIE_GEN3_GBS;
     m.tok = malloc(TOK_CAP * sizeof *m.tok);
     m.dev = calloc(MAX_DEV, sizeof *m.dev);

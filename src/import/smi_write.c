@@ -145,7 +145,10 @@ static int add_endpoints(smi *m)
             json_object_set_new(x, "sms", json_integer(sxm ? m->gen->sxm_sms : m->gen->pcie_sms));
             json_object_set_new(x, "mem_gbs",
                                 json_real(sxm ? m->gen->sxm_mem_gbs : m->gen->pcie_mem_gbs));
-        } else if (i >= m->ngpu) {
+        }
+        if (i < m->ngpu && m->capacity_gb > 0)
+            json_object_set_new(x, "capacity_gb", json_real(m->capacity_gb));
+        if (i >= m->ngpu) {
             json_object_set_new(x, "model", json_string(m->dev[i].model));
             json_object_set_new(x, "net_gbs", json_real(cp_round(m->o->base.net_gbs, 4)));
             json_object_set_new(x, "net_latency_us", json_real(m->o->base.net_lat_us));
@@ -317,6 +320,13 @@ static void rate_notes(smi *m)
                  m->any_nv ? "the matrix shows NVLink" : "no NVLink in the matrix", m->gen->name);
         smi_note(m, buf);
     }
+    if (m->capacity_gb > 0) {
+        snprintf(buf, sizeof buf, "GPU memory %g GB per GPU (capacity_gb) from %s",
+                 m->capacity_gb, m->capacity_source);
+        smi_note(m, buf);
+    } else
+        smi_note(m, "GPU memory unknown (no --gpu, no --gpu-memory-gb): predict cannot say "
+                    "whether the model fits");
 }
 
 /* What the layout took for granted: devices on a CPU, flat PXB trees, the

@@ -187,20 +187,20 @@ static int build_pool(const cp_topo *base, const cp_group_shape *sh, int machine
 static int build_model(const cp_topo *base, const cp_group_shape *sh, double net_gbs,
                        int machine_hosts, cp_group_model *m, cp_err *e)
 {
-    int rc, bad;
+    int rc, bad, peer, via;
     memset(m, 0, sizeof *m);
     m->shape = *sh;
     m->active = 1;
     m->machine_hosts = machine_hosts;
     if ((rc = group_host(base, sh, net_gbs, &m->host, &m->nic_share, e)))
         return rc;
-    if ((bad = cp_topo_unreachable_gpu(m->host)) != -1) {
+    if ((bad = cp_topo_unreachable_gpu(m->host, &peer, &via)) != -1) {
         if (bad == -2)
             return cp_fail(e, CP_EINTERNAL, "out of memory");
         return cp_fail_at(e, CP_EINPUT, base->src_path, 0, 0, NULL,
-                          "gpu \"%s\" cannot reach the rest of its group without the GPUs "
+                          "gpu \"%s\" cannot reach gpu \"%s\" of its group without the GPUs "
                           "outside it (routes never pass through a GPU)",
-                          m->host->nodes[bad].id);
+                          m->host->nodes[bad].id, peer >= 0 ? m->host->nodes[peer].id : "?");
     }
     if (sh->hosts > 1) {
         if ((rc = cp_topo_replicate(m->host, 2, &m->window, e)))

@@ -13,6 +13,7 @@
 
 #include "core/jsondoc.h"
 #include "core/strmap.h"
+#include "core/units.h"
 #include "import/hf_config.h"
 #include "load/load.h"
 #include "load/xformer_load.h"
@@ -218,8 +219,9 @@ static int read_layers(const cp_jdoc *d, cp_err *e, const json_t *arr, cp_model 
             if (m->layers[i].fwd_ms < 0)
                 break;
         return cp_jdoc_fail(d, e, json_array_get(arr, i), NULL, "layers",
-                            "layer %zu has no fwd_ms while %d others do: give per-layer "
-                            "times for all layers or for none", i, timed);
+                            "layer %zu has no fwd_ms while %d other%s %s: give per-layer "
+                            "times for all layers or for none", i, timed, cp_s(timed),
+                            timed == 1 ? "does" : "do");
     }
     return CP_OK;
 }

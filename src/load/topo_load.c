@@ -216,6 +216,73 @@ static int read_link(const cp_jdoc *d, cp_err *e, const json_t *obj, const char 
     return k < 0 ? cp_fail(e, CP_EINTERNAL, "out of memory") : CP_OK;
 }
 
+/* A link by its unordered pair of endpoints and kind, and its place in the
+ * file. */
+typedef struct link_pair {
+    int lo, hi, kind, idx;
+} link_pair;
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const link_pair *p = x, *q = y;
+    if (p->lo != q->lo)
+        return p->lo < q->lo ? -1 : 1;
+    if (p->hi != q->hi)
+        return p->hi < q->hi ? -1 : 1;
+    if (p->kind != q->kind)
+        return p->kind < q->kind ? -1 : 1;
+    return (p->idx > q->idx) - (p->idx < q->idx);
+}
+
+static int same_pair(const link_pair *p, const link_pair *q)
+{
+    return p->lo == q->lo && p->hi == q->hi && p->kind == q->kind;
+}
+
+/* Refuse a second link of one kind between the same two nodes, at the
+ * second one (the first such in file order).  Two such links would be two
+ * parallel resources to the collective model but one route to the
+ * widest-path search, so the answer depended on which looked; bonded links
+ * (two NVLinks) are written as one link of the summed bandwidth
+ * (docs/formats.md).  Links of different kinds may join one pair: a POWER8
+ * GPU has both an NVLink and PCIe to its CPU.  O(L log L). */
+static int refuse_duplicate_links(const cp_jdoc *d, cp_err *e, const json_t *arr,
+                                  const cp_topo *t)
+{
+    link_pair *p;
+    int i, dup = -1, first = -1, line = 0, col = 0;
+    char where[64];
+    if (t->nlinks < 2)
+        return CP_OK;
+    if (!(p = malloc((size_t)t->nlinks * sizeof *p)))
+        return cp_fail(e, CP_EINTERNAL, "out of memory");
+    for (i = 0; i < t->nlinks; i++) {
+        int a = t->links[i].a, b = t->links[i].b;
+        p[i].lo = a < b ? a : b;
+        p[i].hi = a < b ? b : a;
+        p[i].kind = (int)t->links[i].kind;
+        p[i].idx = i;
+    }
+    qsort(p, (size_t)t->nlinks, sizeof *p, cmp_pair);
+    for (i = 1; i < t->nlinks; i++) /* the second of each group (sorted by file order) */
+        if (same_pair(&p[i], &p[i - 1]) && (i == 1 || !same_pair(&p[i], &p[i - 2])) &&
+            (dup < 0 || p[i].idx < dup)) {
+            dup = p[i].idx;
+            first = p[i - 1].idx;
+        }
+    free(p);
+    if (dup < 0)
+        return CP_OK;
+    cp_jpath_index(where, sizeof where, "links", (size_t)dup);
+    cp_jdoc_locate(d, json_array_get(arr, (size_t)first), NULL, &line, &col);
+    return cp_jdoc_fail(d, e, json_array_get(arr, (size_t)dup), NULL, where,
+                        "a second %s link between \"%s\" and \"%s\" (the first is "
+                        "links[%d], line %d); bonded links (two NVLinks between the same "
+                        "GPUs) are one link with the summed bandwidth (docs/formats.md)",
+                        cp_link_kind_name(t->links[dup].kind), t->nodes[t->links[dup].a].id,
+                        t->nodes[t->links[dup].b].id, first, line);
+}
+
 static int read_links(const cp_jdoc *d, cp_err *e, const json_t *arr, cp_topo *t,
                       const cp_strmap *ids)
 {
@@ -230,7 +297,7 @@ static int read_links(const cp_jdoc *d, cp_err *e, const json_t *arr, cp_topo *t
         if ((rc = read_link(d, e, json_array_get(arr, i), where, t, ids)))
             return rc;
     }
-    return CP_OK;
+    return refuse_duplicate_links(d, e, arr, t);
 }
 
 /* calibration.net_fabric: a named network calibration (topo/fabrics.h) into
@@ -322,15 +389,26 @@ static int record_lines(const cp_jdoc *d, const json_t *nodes, const json_t *lin
     return CP_OK;
 }
 
-/* Point an "unreachable GPU" error at the node's object. */
-static int fail_unreachable(const cp_jdoc *d, cp_err *e, const cp_topo *t, int bad)
+/* Point an "unreachable GPU" error at the node's object, saying which GPU
+ * or memory device a route would have to pass through when a chain of
+ * links exists. */
+static int fail_unreachable(const cp_jdoc *d, cp_err *e, const cp_topo *t, int bad, int peer,
+                            int via)
 {
     const json_t *nodes = json_object_get(d->root, "nodes");
     char where[64];
     cp_jpath_index(where, sizeof where, "nodes", (size_t)bad);
+    if (via >= 0)
+        return cp_jdoc_fail(d, e, json_array_get(nodes, (size_t)bad), "id", where,
+                            "gpu \"%s\" reaches gpu \"%s\" only through %s \"%s\", and "
+                            "routes never pass through a GPU or a memory device (nor a ring "
+                            "through one GPU twice): link it to a switch or CPU the others "
+                            "reach (docs/formats.md)",
+                            t->nodes[bad].id, t->nodes[peer].id,
+                            cp_node_kind_name(t->nodes[via].kind), t->nodes[via].id);
     return cp_jdoc_fail(d, e, json_array_get(nodes, (size_t)bad), "id", where,
                         "gpu \"%s\" cannot reach gpu \"%s\": no chain of links joins them",
-                        t->nodes[bad].id, t->nodes[t->gpus[0]].id);
+                        t->nodes[bad].id, t->nodes[peer].id);
 }
 
 /* The network --hosts builds: whether its switch reduces (SHARP). */
@@ -355,7 +433,7 @@ static int read_topo(const cp_jdoc *d, cp_err *e, cp_topo *t)
     const json_t *root = d->root, *nodes = NULL, *links = NULL, *calib = NULL, *fabric = NULL;
     const char *name = NULL;
     cp_strmap ids = {0};
-    int rc, bad;
+    int rc, bad, peer, via;
 
     if ((rc = cp_jdoc_check_keys(d, e, root, "", top_keys)) ||
         (rc = cp_jget_str(d, e, root, "", "name", CP_REQ, 256, &name)) ||
@@ -384,11 +462,11 @@ static int read_topo(const cp_jdoc *d, cp_err *e, cp_topo *t)
         }
         return rc;
     }
-    bad = cp_topo_unreachable_gpu(t);
+    bad = cp_topo_unreachable_gpu(t, &peer, &via);
     if (bad == -2)
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     if (bad >= 0)
-        return fail_unreachable(d, e, t, bad);
+        return fail_unreachable(d, e, t, bad, peer, via);
     return CP_OK;
 }
 

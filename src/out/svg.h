@@ -21,7 +21,13 @@ typedef struct cp_bars {
     const char *const *ser;      /* series labels (legend) */
     const double *val;           /* [cat * nser + ser]; negative: no bar */
     double ref;                  /* draw a dashed line at this value (e.g. 1.0); <= 0 none */
+    const char *note;            /* a line under the chart (what it leaves out), or NULL */
 } cp_bars;
+
+/* The width of `s` in px at font size `size_px` in DejaVu Sans (the
+ * sans-serif rsvg-convert uses on Debian; browsers' are narrower): what the
+ * charts place their text by, and what tests/cli/svg.sh checks them with. */
+double cp_svg_text_px(const char *s, double size_px);
 
 /* Write the chart; 0, or -1 when writing failed. */
 int cp_svg_bars(const cp_bars *c, FILE *f);

@@ -9,12 +9,6 @@
 
 #include "paths/paths.h"
 
-int cp_is_transit(cp_node_kind k)
-{
-    return k == CP_CPU || k == CP_PCIE_SWITCH || k == CP_NVSWITCH || k == CP_NIC ||
-           k == CP_NET_SWITCH;
-}
-
 /* Max-heap of nodes keyed by (bottleneck desc, latency asc), lazy deletion. */
 typedef struct heap_item {
     double bott, lat;

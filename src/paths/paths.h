@@ -34,7 +34,4 @@ void cp_reach_free(cp_reach *r);
  * unreachable. */
 int cp_reach_bottleneck_arc(const cp_topo *t, const cp_reach *r, int dst);
 
-/* 1 when data may pass through node kind `k` on the way to somewhere else. */
-int cp_is_transit(cp_node_kind k);
-
 #endif

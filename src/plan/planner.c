@@ -621,8 +621,8 @@ int cp_plan_build(const cp_predictor *pr, const cp_plan_opts *o, cp_plan *p, cp_
     if ((rc = cp_families_build(pr->topo, &pr->coll, &p->fams, e)))
         return rc;
     if (o->gpu_mpi && !pr->coll.mpi.available) { /* asked for: say why it cannot */
-        rc = cp_fail(e, CP_EINPUT, "%s: --gpu-collective mpi: %s", pr->topo->name,
-                     pr->coll.mpi.why_not);
+        rc = cp_fail_at(e, CP_EINPUT, pr->topo->src_path, 0, 0, NULL,
+                        "--gpu-collective mpi: %s", pr->coll.mpi.why_not);
         cp_plan_free(p);
         return rc;
     }
@@ -633,7 +633,8 @@ int cp_plan_build(const cp_predictor *pr, const cp_plan_opts *o, cp_plan *p, cp_
     for (f = 0; f < CP_FAMS; f++)
         any |= allowed(p, f);
     if (!any) {
-        rc = cp_fail(e, CP_EINPUT, "%s: %s", pr->topo->name, p->fams.f[CP_FAM_PROXY_BW].why_not);
+        rc = cp_fail_at(e, CP_EINPUT, pr->topo->src_path, 0, 0, NULL, "%s",
+                        p->fams.f[CP_FAM_PROXY_BW].why_not);
         cp_plan_free(p);
         return rc;
     }

@@ -166,42 +166,6 @@ int cp_topo_index(cp_topo *t, cp_err *e)
     return CP_OK;
 }
 
-int cp_topo_unreachable_gpu(const cp_topo *t)
-{
-    int *queue, head = 0, tail = 0, i, bad = -1;
-    char *seen;
-    if (t->ngpus == 0)
-        return -1;
-    queue = malloc((size_t)t->nnodes * sizeof *queue);
-    seen = calloc((size_t)t->nnodes, 1);
-    if (!queue || !seen) {
-        free(queue);
-        free(seen);
-        return -2;
-    }
-    queue[tail++] = t->gpus[0];
-    seen[t->gpus[0]] = 1;
-    while (head < tail) {
-        int v = queue[head++], k;
-        /* a CXL switch joins hosts to memory, not to each other */
-        if (t->nodes[v].kind == CP_CXL_SWITCH)
-            continue;
-        for (k = t->adj_off[v]; k < t->adj_off[v + 1]; k++) {
-            int w = cp_arc_head(t, t->adj_arc[k]);
-            if (!seen[w]) {
-                seen[w] = 1;
-                queue[tail++] = w;
-            }
-        }
-    }
-    for (i = 0; i < t->ngpus && bad < 0; i++)
-        if (!seen[t->gpus[i]])
-            bad = t->gpus[i];
-    free(queue);
-    free(seen);
-    return bad;
-}
-
 int cp_topo_find(const cp_topo *t, const char *id)
 {
     int i;
@@ -299,7 +263,7 @@ int cp_topo_subset(const cp_topo *src, int per_host, cp_topo **out, cp_err *e)
     int *seen = calloc((size_t)src->nhosts + 1, sizeof *seen);
     char name[300];
     cp_topo *t = NULL;
-    int i, h, rc = CP_OK, bad;
+    int i, h, rc = CP_OK, bad, peer, via;
     *out = NULL;
     if (!map || !seen)
         goto oom;
@@ -333,13 +297,13 @@ int cp_topo_subset(const cp_topo *src, int per_host, cp_topo **out, cp_err *e)
     }
     if ((rc = cp_topo_index(t, e)))
         goto done;
-    if ((bad = cp_topo_unreachable_gpu(t)) != -1) {
+    if ((bad = cp_topo_unreachable_gpu(t, &peer, &via)) != -1) {
         if (bad == -2)
             goto oom;
         rc = cp_fail_at(e, CP_EINPUT, src->src_path, 0, 0, NULL,
                         "--gpus %d: gpu \"%s\" cannot reach gpu \"%s\" without the GPUs "
                         "left out (routes never pass through a GPU)",
-                        per_host, t->nodes[bad].id, t->nodes[t->gpus[0]].id);
+                        per_host, t->nodes[bad].id, t->nodes[peer].id);
         goto done;
     }
     goto done;
@@ -506,7 +470,7 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
 {
     cp_topo *t;
     char name[300];
-    int h, sw, rc, bad, *pool, *map;
+    int h, sw, rc, bad, peer, via, *pool, *map;
 
     *out = NULL;
     if (nhosts < 1 || nhosts > CP_MAX_HOSTS)
@@ -549,7 +513,7 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
     }
     /* One host can be connected while its NICs hang apart from its GPUs;
      * joined over those NICs, the hosts would not reach each other. */
-    if (nhosts > 1 && (bad = cp_topo_unreachable_gpu(t)) != -1) {
+    if (nhosts > 1 && (bad = cp_topo_unreachable_gpu(t, &peer, &via)) != -1) {
         if (bad == -2) {
             cp_topo_free(t);
             return cp_fail(e, CP_EINTERNAL, "out of memory");
@@ -557,7 +521,7 @@ int cp_topo_replicate(const cp_topo *src, int nhosts, cp_topo **out, cp_err *e)
         rc = cp_fail_at(e, CP_EINPUT, src->src_path, 0, 0, NULL,
                         "--hosts %d: gpu \"%s\" cannot reach gpu \"%s\": no chain of links "
                         "joins a GPU to a NIC, so the hosts cannot reach each other",
-                        nhosts, t->nodes[bad].id, t->nodes[t->gpus[0]].id);
+                        nhosts, t->nodes[bad].id, t->nodes[peer].id);
         cp_topo_free(t);
         return rc;
     }

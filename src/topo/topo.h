@@ -181,10 +181,28 @@ int cp_topo_add_link(cp_topo *t, int a, int b, cp_link_kind kind, double gbs_ab,
  * there is no GPU. */
 int cp_topo_index(cp_topo *t, cp_err *e);
 
-/* Index of the first GPU that cannot reach gpus[0] over any links (not
- * through a CXL switch: the pool joins hosts to memory only), or -1
- * when all GPUs are connected.  Needs cp_topo_index. */
-int cp_topo_unreachable_gpu(const cp_topo *t);
+/* 1 when data may pass through node kind `k` on the way to somewhere else:
+ * switches, CPU sockets and NICs; never a GPU, a memory device (endpoints)
+ * or a CXL switch (it joins hosts to memory, not to each other).
+ * connected.c. */
+int cp_is_transit(cp_node_kind k);
+
+/* A GPU that cannot reach some other GPU the way routes go (over a link
+ * between them, or through transit nodes alone) except through a third
+ * GPU, which then is a cut vertex no ring can pass twice; or that cannot
+ * reach it at all.  Returns that GPU (-1 when there is none, -2 when out of
+ * memory), the GPU it cannot reach in *peer, and in *via the GPU in the way
+ * (for a GPU not reached at all: the GPU or memory device on the shortest
+ * chain of links, cp_topo_blocking_node, -1 when there is no chain).
+ * Needs cp_topo_index.  connected.c. */
+int cp_topo_unreachable_gpu(const cp_topo *t, int *peer, int *via);
+
+/* Why `from` cannot reach `to`: the node nearest `from` that is not a
+ * transit kind on a shortest chain of links between them (a GPU or a
+ * memory device the route would have to pass through); -1 when no chain of
+ * links joins them at all, -2 when out of memory.  For messages.
+ * connected.c. */
+int cp_topo_blocking_node(const cp_topo *t, int from, int to);
 
 /* A deep copy (indexed), or NULL when out of memory. */
 cp_topo *cp_topo_clone(const cp_topo *src);

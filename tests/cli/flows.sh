@@ -74,7 +74,7 @@ else bad "compare csv and svg"; fi
 #    matrix given -o writes nothing: no file, no temporary, an existing file
 #    left as it was
 if "$BIN" import smi-topo tests/cases/import-smi-pcie/topo.txt -o "$tmp/smi.json" 2>/dev/null &&
-    "$BIN" check "$tmp/smi.json" | grep -q ': ok: topology topo: 1 host, 4 GPUs, 1 NICs, 0 memory devices, 7 links$'; then
+    "$BIN" check "$tmp/smi.json" | grep -q ': ok: topology topo: 1 host, 4 GPUs, 1 NIC, 0 memory devices, 7 links, uncalibrated$'; then
     ok "import smi-topo -o then check"; else bad "import smi-topo -o then check"; fi
 mkdir "$tmp/smi"
 "$BIN" import smi-topo tests/cases/import-smi-asymmetric/topo.txt --gpu v100 -o "$tmp/smi/new.json" \
@@ -135,12 +135,67 @@ elif grep -q 'it is a directory' "$tmp/err" && [ -z "$(ls -A "$tmp/adir")" ]; th
     ok "compare -o DIRECTORY refused, nothing written"
 else bad "compare -o DIRECTORY: $(cat "$tmp/err")"; fi
 
+# 10b. a FIFO as an input is refused before it is opened (issue 24, item 11):
+#      opening it for reading would block until a writer comes, and none
+#      does here; `timeout 10` turns a hang into exit 124.  "-" still reads
+#      standard input.
+for c in "check $tmp/fifo" "info -t $tmp/fifo" "predict -m $tmp/fifo -t topologies/dgx1-v100.json"; do
+    # shellcheck disable=SC2086
+    timeout 10 "$BIN" $c >"$tmp/out" 2>"$tmp/err"
+    st=$?
+    if [ "$st" -eq 2 ] && grep -q "^$tmp/fifo: error: not a regular file (a named pipe)" "$tmp/err" &&
+        [ ! -s "$tmp/out" ]; then ok "${c%% *} refuses a FIFO input at once"
+    else bad "${c%% *} on a FIFO input (exit $st): $(cat "$tmp/err")"; fi
+done
+if "$BIN" check - <models/gpt2.json | grep -q '^-: ok: model gpt2'; then
+    ok "check - reads standard input"; else bad "check - reads standard input"; fi
+
+# 10c. counts agree with their nouns (issue 24, item 20): the T4 box's plan
+#      has 2 route families in 1 group (ring and ps share the PCIe tree;
+#      on main "1 groups"), a one-GPU machine has "1 GPU" and "0 links"
+if "$BIN" plan -m models/resnet50.json -t topologies/pcie-t4.json --compute-ms 100 -o "$tmp/t4p.json" |
+    head -1 | grep -q ' 2 route families in 1 group$'; then ok "plan: 1 group"
+else bad "plan: 1 group"; fi
+if "$BIN" check tests/cases/predict-one-gpu/one.json |
+    grep -q ': ok: topology one: 1 host, 1 GPU, 0 NICs, 0 memory devices, 0 links'; then
+    ok "check: 1 GPU, 0 links"; else bad "check: 1 GPU, 0 links"; fi
+
+# 10d. an imported topology is uncalibrated and, with --gpu, has the part's
+#      memory (issue 24, item 12): the PCIe box of import-smi-pcie with --gpu
+#      v100 is four V100-PCIE cards of the default 16 GB part, 16,384 MiB =
+#      17.18 GB, so predict gives its verdict "of 17.2 GB"; every command's
+#      header says "uncalibrated"; --calibration removes the word, and
+#      --gpu-memory-gb 34.36 (the 32 GB part) overrides the memory
+"$BIN" import smi-topo tests/cases/import-smi-pcie/topo.txt --gpu v100 -o "$tmp/imp.json" 2>/dev/null
+"$BIN" import smi-topo tests/cases/import-smi-pcie/topo.txt --gpu v100 -o "$tmp/impcal.json" \
+    --calibration topologies/dgx1-v100.json --gpu-memory-gb 34.36 2>/dev/null
+"$BIN" plan -m models/resnet50.json -t "$tmp/imp.json" --compute-ms 100 -o "$tmp/imp.plan.json" >/dev/null 2>&1
+n=0
+for c in "check $tmp/imp.json" "info -t $tmp/imp.json" "collective -t $tmp/imp.json -b 1M -e 1M" \
+    "predict -m models/resnet50.json -t $tmp/imp.json --compute-ms 100" \
+    "predict -m models/resnet50.json -t $tmp/imp.json --compute-ms 100 --frameworks" \
+    "plan -m models/resnet50.json -t $tmp/imp.json --compute-ms 100 -o $tmp/imp2.json" \
+    "simulate -p $tmp/imp.plan.json"; do
+    # shellcheck disable=SC2086
+    if "$BIN" $c 2>/dev/null | head -3 | grep -q 'uncalibrated'; then n=$((n + 1))
+    else bad "${c%% *} on an imported topology: no 'uncalibrated' in its header"; fi
+done
+[ "$n" = 7 ] && ok "7 commands say 'uncalibrated' on an imported topology"
+if "$BIN" predict -m models/resnet50.json -t "$tmp/imp.json" --compute-ms 100 |
+    grep -q '^# model states per GPU: .* of 17.2 GB; activations not counted$'; then ok "predict: the memory verdict of a V100 16 GB"
+else bad "predict: the memory verdict on an import with --gpu v100"; fi
+out=$("$BIN" predict -m models/resnet50.json -t "$tmp/impcal.json" --compute-ms 100)
+if ! echo "$out" | grep -q uncalibrated && echo "$out" | grep -q ' of 34.4 GB; activations not counted$'; then
+    ok "--calibration and --gpu-memory-gb 34.36: calibrated, 34.4 GB"
+else bad "--calibration and --gpu-memory-gb: $out"; fi
+
 # 11. predict --timeline-svg draws one bar per compute span and per
 #     communication run: FSDP hybrid on two hosts of the pair (the case
 #     predict-fsdp-hybrid) has 3 operations (the --timeline rows) and two
-#     spans (forward, backward; no optimizer time); with the background and
-#     the eight legend swatches the chart holds 1 + 8 + 2 + 3 = 14 rects, and
-#     it is a whole SVG document
+#     spans (forward, backward; no optimizer time); the legend lists only
+#     the colours drawn (forward, backward, all-reduce, reduce-scatter,
+#     all-gather: 5 swatches), so with the background the chart holds
+#     1 + 5 + 2 + 3 = 11 rects, and it is a whole SVG document
 hyb="-m tests/cases/predict-scaling/model.json -t tests/cases/predict-fsdp-hybrid/pair.json \
  --hosts 2 --compute-ms 30 -s ring --framework fsdp --fsdp-sharding hybrid"
 # shellcheck disable=SC2086
@@ -148,7 +203,7 @@ hyb="-m tests/cases/predict-scaling/model.json -t tests/cases/predict-fsdp-hybri
 st=$?
 # shellcheck disable=SC2086
 runs=$("$BIN" predict $hyb --timeline | tail -n +2 | wc -l)
-if [ "$st" -eq 0 ] && [ "$runs" -eq 3 ] && [ "$(grep -c '<rect' "$tmp/t.svg")" -eq 14 ] &&
+if [ "$st" -eq 0 ] && [ "$runs" -eq 3 ] && [ "$(grep -c '<rect' "$tmp/t.svg")" -eq 11 ] &&
     tail -1 "$tmp/t.svg" | grep -q '^</svg>$'; then
     ok "predict --timeline-svg: one bar per span and per operation"
 else bad "predict --timeline-svg (exit $st, $runs runs): $(cat "$tmp/err")"; fi

@@ -108,6 +108,12 @@ if command -v man >/dev/null 2>&1; then
         bad "found $ncmd subcommands in --help (9 when this was written)"
     grep -q "coarse-plan $version" "$tmp/man.txt" && ok "the man page says version $version" ||
         bad "the man page's version"
+    # read from the source tree (issue 24, item 20): no "@VERSION@", and it
+    # says it is the source, not an installed version
+    MANWIDTH=80 man -l docs/coarse-plan.1.in >"$tmp/src-man.txt" 2>/dev/null
+    if ! grep -q '@' "$tmp/src-man.txt" && grep -q 'coarse-plan (source tree' "$tmp/src-man.txt"; then
+        ok "man -l docs/coarse-plan.1.in says it is the source tree"
+    else bad "man -l docs/coarse-plan.1.in: $(grep -n '@\|COARSE-PLAN(1)' "$tmp/src-man.txt" | tail -1)"; fi
 else
     skip "man -l: man not installed"
 fi

@@ -17,8 +17,8 @@
 
 static inline void fuzz_check_import(const cp_topo *t)
 {
-    int i;
-    FUZZ_REQUIRE(t->ngpus >= 1 && cp_topo_unreachable_gpu(t) == -1);
+    int i, peer, via;
+    FUZZ_REQUIRE(t->ngpus >= 1 && cp_topo_unreachable_gpu(t, &peer, &via) == -1);
     for (i = 0; i < t->nlinks; i++) {
         const cp_link *l = &t->links[i];
         FUZZ_REQUIRE(l->a != l->b && l->a >= 0 && l->b >= 0);

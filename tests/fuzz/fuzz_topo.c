@@ -33,7 +33,7 @@
 
 static void check_topo(const cp_topo *t)
 {
-    int i, k;
+    int i, k, peer, via;
     FUZZ_REQUIRE(t->name && t->ngpus >= 1 && t->ngpus <= CP_MAX_GPUS);
     FUZZ_REQUIRE(t->nnodes >= t->ngpus && t->nnodes <= CP_MAX_NODES);
     FUZZ_REQUIRE(t->nlinks >= 0 && t->nlinks <= CP_MAX_LINKS);
@@ -67,7 +67,7 @@ static void check_topo(const cp_topo *t)
                      t->calib.kind[k].simple_us <= CP_MAX_STEP_US);
     }
     FUZZ_REQUIRE(t->calib.launch_us >= 0 && isfinite(t->calib.launch_us));
-    FUZZ_REQUIRE(cp_topo_unreachable_gpu(t) == -1);
+    FUZZ_REQUIRE(cp_topo_unreachable_gpu(t, &peer, &via) == -1);
 }
 
 static void print_topo(const cp_topo *t)

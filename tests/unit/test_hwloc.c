@@ -182,6 +182,36 @@ static void test_cxl(void **state)
     json_decref(t);
 }
 
+/* Issue 24, item 9: `import hwloc` of a machine without GPUs wrote a
+ * topology every command then refused, and exited 0.  The command sets
+ * need_gpu: the CXL host file is refused with exit 2 at its <topology>
+ * element (line 3, column 1: the file's third line is `<topology
+ * version="3.0">`), the message counting what it found (1 socket, 1 NIC,
+ * 4 CXL memory devices, as test_cxl reads them off the XML). */
+static void test_no_gpu_refused(void **state)
+{
+    char path[512], *text;
+    size_t len;
+    json_t *t = NULL;
+    cp_hwloc_opts o;
+    cp_err e;
+    (void)state;
+    if (!have_shared_data())
+        skip(); /* reported SKIPPED: the file is in ../shared/data */
+    cp_hwloc_opts_default(&o);
+    o.need_gpu = 1;
+    snprintf(path, sizeof path, "%s%s", HWLOC_DIR, "cxlmem+dax.v3.xml");
+    assert_int_equal(cp_read_file(path, &text, &len, &e), CP_OK);
+    assert_int_equal(cp_import_hwloc(path, text, len, &o, &t, &e), CP_EINPUT);
+    assert_null(t);
+    assert_string_equal(e.file, path);
+    assert_int_equal(e.line, 3);
+    assert_int_equal(e.col, 1);
+    assert_non_null(strstr(e.msg, "no GPU"));
+    assert_non_null(strstr(e.msg, "1 socket, 1 NIC, 4 CXL memory devices"));
+    free(text);
+}
+
 /* power8gpudistances.xml: 2 Packages; 4 PCIDev class 0302 [10de:15f9] with
  * CUDA, OpenCL and NVML OS devices "Tesla P100-SXM2-16GB", each behind its
  * own root port (one device below: no switch) of 7.876923 GB/s (Gen3 x8)
@@ -352,6 +382,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dgx2),   cmocka_unit_test(test_cxl),
         cmocka_unit_test(test_power8), cmocka_unit_test(test_96em64t),
+        cmocka_unit_test(test_no_gpu_refused),
         cmocka_unit_test(test_nvswitch_fabric), cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
  */
 #include "testutil.h"
 
+#include "import/gpu_memory.h"
 #include "import/nccl_topo.h"
 #include "import/xml.h"
 #include "core/fileio.h"
@@ -370,6 +371,37 @@ static void test_hint_fabric_h100(void **state)
     }
 }
 
+/* Issue 24, item 12: an imported GPU's memory (import/gpu_memory.c).  By
+ * hand: a "N GB" part is N GiB, N x 1.073741824 GB, rounded to 0.01
+ * (32 GB: 34.359738368 -> 34.36; 24 GB: 25.769803776 -> 25.77), except the
+ * parts nvidia-smi reports below that: H100 80 GB 81,559 MiB x 1.048576e-3
+ * = 85.52, T4 16 GB 15,360 MiB = 16.11.  Generation defaults: P100 and
+ * V100 16 GB (17.18, the DGX-1's parts), A100 40 GB (42.95). */
+static void test_gpu_memory(void **state)
+{
+    const char *src = NULL;
+    (void)state;
+    assert_near(cp_gpu_name_memory_gb("V100-SXM2-32GB"), 34.36, 1e-12);
+    assert_near(cp_gpu_name_memory_gb("Tesla V100-SXM3-32GB-H"), 34.36, 1e-12);
+    assert_near(cp_gpu_name_memory_gb("RTX-3090-24GB"), 25.77, 1e-12);
+    assert_near(cp_gpu_name_memory_gb("H100-SXM5-80GB"), 85.52, 1e-12);
+    assert_near(cp_gpu_name_memory_gb("A100-SXM4-80GB"), 85.90, 1e-12); /* 81,920 MiB */
+    assert_near(cp_gpu_name_memory_gb("T4-16GB"), 16.11, 1e-12);
+    assert_near(cp_gpu_name_memory_gb("V100-SXM2"), 0, 0); /* no size in the name */
+    assert_near(cp_gpu_name_memory_gb(NULL), 0, 0);
+    assert_near(cp_gpu_default_memory_gb("V100"), 17.18, 1e-12);
+    assert_near(cp_gpu_default_memory_gb("P100"), 17.18, 1e-12);
+    assert_near(cp_gpu_default_memory_gb("A100"), 42.95, 1e-12);
+    assert_near(cp_gpu_default_memory_gb("H100"), 85.52, 1e-12);
+    assert_near(cp_gpu_default_memory_gb("MI250"), 0, 0);
+    /* precedence: --gpu-memory-gb, then the name, then the generation */
+    assert_near(cp_gpu_memory_gb(40, "V100-SXM2-32GB", "V100", &src), 40, 0);
+    assert_string_equal(src, "--gpu-memory-gb");
+    assert_near(cp_gpu_memory_gb(0, "V100-SXM2-32GB", "V100", &src), 34.36, 1e-12);
+    assert_near(cp_gpu_memory_gb(0, "V100-SXM2", "V100", &src), 17.18, 1e-12);
+    assert_string_equal(src, "the default part of its generation");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_import_errors),
         cmocka_unit_test(test_import_bad_numbers), cmocka_unit_test(test_reference_dump),
         cmocka_unit_test(test_hint_fabric),
+        cmocka_unit_test(test_gpu_memory),
         cmocka_unit_test(test_hint_fabric_h100),
     };
     return cmocka_run_group_tests_name("import", tests, NULL, NULL);

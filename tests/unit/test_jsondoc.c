@@ -6,7 +6,11 @@
  */
 #include "testutil.h"
 
+#include "core/fileio.h"
 #include "core/jsondoc.h"
+
+#include <signal.h>
+#include <sys/stat.h>
 
 /* Line 1: {  Line 2:   "a": 1,  Line 3:   "links": [  Line 4:     {"gbs": -25},
  * Line 5:     {"gbs": 3, "x": true}  Line 6:   ]  Line 7: } */
@@ -222,6 +226,50 @@ static void test_missing_file(void **state)
     assert_non_null(strstr(e.msg, "cannot open"));
 }
 
+/* Issue 24, item 11: a named pipe given as an input must be refused before
+ * it is opened: open(2) on a FIFO for reading blocks until a writer comes,
+ * so a FIFO nobody writes to hung every command.  alarm(5) turns a hang
+ * into a failed test (SIGALRM kills the suite) instead of a stuck run; a
+ * directory is refused the same way, and "-" still means standard input. */
+static void test_fifo_refused_without_blocking(void **state)
+{
+    char dir[] = "/tmp/cp-fifo-XXXXXX", path[64];
+    char *text = NULL;
+    size_t len = 0;
+    cp_err e;
+    int rc;
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/in.json", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(5);
+    rc = cp_read_file(path, &text, &len, &e);
+    alarm(0);
+    assert_int_equal(rc, CP_EINPUT);
+    assert_null(text);
+    assert_string_equal(e.file, path);
+    assert_non_null(strstr(e.msg, "not a regular file"));
+    assert_non_null(strstr(e.msg, "named pipe"));
+    unlink(path);
+    rc = cp_read_file(dir, &text, &len, &e); /* a directory */
+    assert_int_equal(rc, CP_EINPUT);
+    assert_non_null(strstr(e.msg, "directory"));
+    rmdir(dir);
+}
+
+/* A character device (/dev/zero would be read to the 256 MiB cap) is
+ * refused by the same check, before anything is read. */
+static void test_device_refused(void **state)
+{
+    char *text = NULL;
+    size_t len = 0;
+    cp_err e;
+    (void)state;
+    assert_int_equal(cp_read_file("/dev/zero", &text, &len, &e), CP_EINPUT);
+    assert_null(text);
+    assert_non_null(strstr(e.msg, "not a regular file"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +286,8 @@ int main(void)
         cmocka_unit_test(test_int_and_enum_getters),
         cmocka_unit_test(test_elem_lines),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_fifo_refused_without_blocking),
+        cmocka_unit_test(test_device_refused),
     };
     return cmocka_run_group_tests_name("jsondoc", tests, NULL, NULL);
 }

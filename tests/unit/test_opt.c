@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/opt.h"
+#include "cli/suggest.h"
 
 /* What a command under test prints on stderr, captured through a temporary
  * file standing in for descriptor 2. */
@@ -159,8 +160,8 @@ static void test_getopt_conventions(void **state)
     assert_int_equal(parse(&v, abbrev, &first, &err), CP_OK);
     assert_near(v.x, 50, 0);
     assert_int_equal(parse(&v, ambiguous, &first, &err), CP_EINPUT);
-    assert_string_equal(err.text, "coarse-plan: error: unknown option '--gpu'\n"
-                                  "Try 'coarse-plan t --help'.\n");
+    assert_string_equal(err.text, "coarse-plan: error: ambiguous option '--gpu' (--gpus, "
+                                  "--gpus-per-thread)\nTry 'coarse-plan t --help'.\n");
     assert_int_equal(parse(&v, exact, &first, &err), CP_OK); /* an exact name wins */
     assert_int_equal(v.count, 2);
     assert_int_equal(parse(&v, missing, &first, &err), CP_EINPUT);
@@ -298,6 +299,28 @@ static void test_optional_argument(void **state)
     free(buf);
 }
 
+/* Issue 24, item 20: "did you mean".  Distances counted by hand: the
+ * classic kitten -> sitting is 3 (k->s, e->i, insert g); predcit ->
+ * predict is 1 (a swap of two neighbours: plain Levenshtein says 2);
+ * ofload -> offload is 1 (insert f); "" -> plan is 4.  Limits: a 7-byte
+ * word may be 3 edits off ((7 + 2) / 3), a 1-byte word 1, so "x" is close
+ * to no command. */
+static void test_suggest(void **state)
+{
+    static const char *const cmds[] = {"check", "info", "collective", "predict", "plan",
+                                       "simulate", "compare", "import", "calibrate", "pod"};
+    (void)state;
+    assert_int_equal(cli_edit_distance("kitten", "sitting"), 3);
+    assert_int_equal(cli_edit_distance("predcit", "predict"), 1);
+    assert_int_equal(cli_edit_distance("ofload", "offload"), 1);
+    assert_int_equal(cli_edit_distance("", "plan"), 4);
+    assert_string_equal(cli_nearest("predcit", cmds, 10), "predict");
+    assert_string_equal(cli_nearest("inof", cmds, 10), "info"); /* swap: 1 <= (4+2)/3 = 2 */
+    assert_string_equal(cli_nearest("pdo", cmds, 10), "pod");   /* swap: 1 <= 1 */
+    assert_null(cli_nearest("x", cmds, 10));
+    assert_null(cli_nearest("frobnicate", cmds, 10));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_getopt_conventions), cmocka_unit_test(test_no_args),
         cmocka_unit_test(test_help_layout),       cmocka_unit_test(test_help_answer),
         cmocka_unit_test(test_optional_argument),
+        cmocka_unit_test(test_suggest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,11 +65,67 @@ static void test_gantt_by_hand(void **state)
     free(svg);
 }
 
+/* Issue 24, item 19: text placed by its width.  DejaVu Sans advances
+ * (thousandths of an em): r 411, i 278, n 634, g 635, so "ring" at 11 px is
+ * 1958 / 1000 x 11 = 21.538 px; a non-ASCII character counts one em. */
+static void test_text_width(void **state)
+{
+    (void)state;
+    assert_near(cp_svg_text_px("ring", 11), 21.538, 1e-9);
+    assert_near(cp_svg_text_px("", 11), 0, 0);
+    assert_near(cp_svg_text_px("\xc3\x97", 10), 10, 1e-9); /* a two-byte character */
+}
+
+/* Legend entries sit one after the other by their width, not in fixed
+ * 90 px slots (which overlapped "a-paper-emu-vs-mpi"): entry 1 starts at
+ * 70 + 14 + ceil(width of entry 0) + 16.  "a-paper-emu-vs-mpi" is
+ * a 613 + - 361 + p 635 + a 613 + p 635 + e 615 + r 411 + - 361 + e 615 +
+ * m 974 + u 634 + - 361 + v 592 + s 521 + - 361 + m 974 + p 635 + i 278
+ * = 10,212 thousandths, 112.332 px at 11 px: 113, so entry 1's swatch is at
+ * 70 + 14 + 113 + 16 = 213.  A rotated label of 40 characters of "m"
+ * (974 x 40 / 1000 x 11 = 428.56 px) reaches 0.866 x 428.56 = 371.1 px
+ * down, so the space under the plot grows from the label gap 12 to
+ * 12 + ceil(371.1 + 0.5 x 2.596) + 8 = 393: the chart is 60 + 320 + 393 =
+ * 773 px high. */
+static void test_bars_layout(void **state)
+{
+    static const char *const cat[] = {"mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm"};
+    static const char *const ser[] = {"a-paper-emu-vs-mpi", "b"};
+    static const double val[] = {1, 1};
+    cp_bars c = {"title", "speed-up", 1, cat, 2, ser, val, 1.0};
+    char *svg;
+    (void)state;
+    svg = render(&c, NULL);
+    assert_non_null(strstr(svg, "<rect x=\"213\" y=\"30\" width=\"10\" height=\"10\""));
+    assert_non_null(strstr(svg, "height=\"773\""));
+    free(svg);
+}
+
+/* A timeline lists in its legend only the colours its bars use: of
+ * "compute", "all-reduce", "all-gather", the last is never drawn. */
+static void test_gantt_legend_drawn_only(void **state)
+{
+    static const char *const legend[] = {"compute", "all-reduce", "all-gather"};
+    cp_gantt_bar compute[] = {{0, 25, 0, "forward"}};
+    cp_gantt_bar comm[] = {{25, 50, 1, "bucket"}};
+    cp_gantt_lane lanes[] = {{"ring: compute", compute, 1}, {"ring: communication", comm, 1}};
+    cp_gantt g = {"t", 2, lanes, 3, legend, 100};
+    char *svg;
+    (void)state;
+    svg = render(NULL, &g);
+    assert_non_null(strstr(svg, ">all-reduce</text>"));
+    assert_null(strstr(svg, ">all-gather</text>"));
+    free(svg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bars_by_hand),
         cmocka_unit_test(test_gantt_by_hand),
+        cmocka_unit_test(test_text_width),
+        cmocka_unit_test(test_bars_layout),
+        cmocka_unit_test(test_gantt_legend_drawn_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

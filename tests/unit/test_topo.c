@@ -6,6 +6,7 @@
 
 #include "load/load.h"
 #include "paths/paths.h"
+#include "cli/summary.h"
 
 /* The worked example of docs/formats.md. */
 static const char two_v100[] =
@@ -82,12 +83,129 @@ static void test_route_through_switch(void **state)
 }
 
 /* Routes never pass through a GPU: gpu0 - gpu1 - gpu2 by NVLink leaves gpu0
- * and gpu2 unconnected for point-to-point purposes (bott 0). */
+ * and gpu2 unconnected for point-to-point purposes (bott 0), and the
+ * connectivity check says so (issue 24, item 8: on main it searched the
+ * plain graph and called this chain connected): gpu2 cannot reach gpu0
+ * (the later GPU of the pair is blamed), and the node in the way is gpu1. */
 static void test_no_transit_through_gpu(void **state)
 {
     cp_topo *t = cp_topo_new("chain");
     cp_err e;
     cp_reach r;
+    int a, b, c, peer, via;
+    (void)state;
+    a = cp_topo_add_node(t, "gpu0", CP_GPU, 0);
+    b = cp_topo_add_node(t, "gpu1", CP_GPU, 0);
+    c = cp_topo_add_node(t, "gpu2", CP_GPU, 0);
+    cp_topo_add_link(t, a, b, CP_NVLINK, 25, 0, 0.7);
+    cp_topo_add_link(t, b, c, CP_NVLINK, 25, 0, 0.7);
+    assert_int_equal(cp_topo_index(t, &e), CP_OK);
+    assert_int_equal(cp_topo_unreachable_gpu(t, &peer, &via), c);
+    assert_int_equal(peer, a);
+    assert_int_equal(via, b);
+    assert_int_equal(cp_topo_blocking_node(t, c, a), b);
+    assert_int_equal(cp_reach_from(t, a, &r, &e), CP_OK);
+    assert_near(r.bott[c], 0.0, 0);
+    assert_int_equal(cp_reach_bottleneck_arc(t, &r, c), -1);
+    cp_reach_free(&r);
+    cp_topo_free(t);
+}
+
+/* A machine of `n` GPUs, links given as pairs of node indices into
+ * `kinds` (GPUs are the nodes of kind CP_GPU, in order). */
+static cp_topo *build(const cp_node_kind *kinds, int nnodes, const int (*ln)[2], int nl)
+{
+    cp_topo *t = cp_topo_new("t");
+    cp_err e;
+    char id[16];
+    int i;
+    for (i = 0; i < nnodes; i++) {
+        snprintf(id, sizeof id, "n%d", i);
+        cp_topo_add_node(t, id, kinds[i], 0);
+    }
+    for (i = 0; i < nl; i++)
+        cp_topo_add_link(t, ln[i][0], ln[i][1], CP_PCIE, 12, 0, 0.5);
+    assert_int_equal(cp_topo_index(t, &e), CP_OK);
+    return t;
+}
+
+/* Issue 24, item 8: the GPUs must connect without passing through a GPU
+ * or a memory device, and no GPU may be one the others reach a GPU only
+ * through (a cut vertex of the neighbour graph: no ring passes it twice).
+ * Each case is small enough to check by hand: G = gpu, S = PCIe switch,
+ * C = cpu, M = memory device; node numbers in the comments. */
+static void test_gpu_connectivity(void **state)
+{
+    const cp_node_kind two_sw[] = {CP_GPU, CP_GPU, CP_GPU, CP_GPU, CP_PCIE_SWITCH,
+                                   CP_PCIE_SWITCH, CP_CPU};
+    const int two_sw_l[][2] = {{0, 4}, {1, 4}, {2, 5}, {3, 5}, {4, 6}, {5, 6}};
+    const cp_node_kind square[] = {CP_GPU, CP_GPU, CP_GPU, CP_GPU};
+    const int square_l[][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
+    const cp_node_kind out[] = {CP_GPU, CP_GPU, CP_GPU, CP_GPU, CP_PCIE_SWITCH};
+    const int out_l[][2] = {{0, 4}, {1, 4}, {2, 4}, {3, 0}, {3, 1}};
+    const cp_node_kind split[] = {CP_GPU, CP_GPU, CP_GPU, CP_PCIE_SWITCH, CP_PCIE_SWITCH};
+    const int split_l[][2] = {{0, 3}, {1, 3}, {1, 4}, {2, 4}, {0, 2}};
+    const cp_node_kind bow[] = {CP_GPU, CP_GPU, CP_GPU, CP_GPU, CP_GPU};
+    const int bow_l[][2] = {{0, 1}, {1, 2}, {2, 0}, {2, 3}, {3, 4}, {4, 2}};
+    const cp_node_kind mem[] = {CP_GPU, CP_MEMDEV, CP_GPU};
+    const int mem_l[][2] = {{0, 1}, {1, 2}};
+    cp_topo *t;
+    int peer, via;
+    (void)state;
+    /* two switches under one CPU: one transit component touches all 4 */
+    t = build(two_sw, 7, two_sw_l, 6);
+    assert_int_equal(cp_topo_unreachable_gpu(t, &peer, &via), -1);
+    cp_topo_free(t);
+    /* a ring of NVLinks, no transit node: 0 and 2 are no neighbours, but no
+     * GPU is a cut vertex and the ring 0-1-2-3 exists */
+    t = build(square, 4, square_l, 4);
+    assert_int_equal(cp_topo_unreachable_gpu(t, &peer, &via), -1);
+    cp_topo_free(t);
+    /* GPUs 0-2 on switch 4, GPU 3 linked to GPUs 0 and 1: 3 and 2 are no
+     * neighbours, yet the ring 3-0-2-1-3 exists and no GPU is a cut */
+    t = build(out, 5, out_l, 5);
+    assert_int_equal(cp_topo_unreachable_gpu(t, &peer, &via), -1);
+    cp_topo_free(t);
+    /* switch 3 joins GPUs 0, 1; switch 4 joins 1, 2; an NVLink 0-2: a
+     * triangle of neighbours, though no component touches all three */
+    t = build(split, 5, split_l, 5);
+    assert_int_equal(cp_topo_unreachable_gpu(t, &peer, &via), -1);
+    cp_topo_free(t);
+    /* without the NVLink 0-2, GPU 2 reaches GPU 0 only through GPU 1 */
+    t = build(split, 5, split_l, 4);
+    assert_int_equal(cp_topo_unreachable_gpu(t, &peer, &via), 2);
+    assert_int_equal(peer, 0);
+    assert_int_equal(via, 1);
+    cp_topo_free(t);
+    /* two NVLink triangles sharing GPU 2 (a bow tie): every GPU has two
+     * neighbours, but 3 and 4 reach 0 and 1 only through 2; the search from
+     * GPU 0 finishes 4 then 3 and blames 3, the first GPU of the far side */
+    t = build(bow, 5, bow_l, 6);
+    assert_int_equal(cp_topo_unreachable_gpu(t, &peer, &via), 3);
+    assert_int_equal(peer, 0);
+    assert_int_equal(via, 2);
+    cp_topo_free(t);
+    /* two GPUs joined only through a memory device: an endpoint, not a hop;
+     * GPU 2 is not reached, and the node in the way is the device */
+    t = build(mem, 3, mem_l, 2);
+    assert_int_equal(cp_topo_unreachable_gpu(t, &peer, &via), 2);
+    assert_int_equal(peer, 0);
+    assert_int_equal(via, 1);
+    cp_topo_free(t);
+}
+
+/* Issue 24, item 8: `info -t` printed one row per GPU only when the GPU's
+ * narrowest route existed, so on gpu0 - gpu1 - gpu2 (NVLinks, built in
+ * memory: the loader now refuses it) it showed gpu1's row alone.  Every GPU
+ * gets a row: gpu1 reaches both others over one 25 GB/s link ("1 hop"),
+ * gpu0 and gpu2 have no route to each other. */
+static void test_info_rows(void **state)
+{
+    cp_topo *t = cp_topo_new("chain");
+    cp_err e;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
     int a, b, c;
     (void)state;
     a = cp_topo_add_node(t, "gpu0", CP_GPU, 0);
@@ -96,11 +214,14 @@ static void test_no_transit_through_gpu(void **state)
     cp_topo_add_link(t, a, b, CP_NVLINK, 25, 0, 0.7);
     cp_topo_add_link(t, b, c, CP_NVLINK, 25, 0, 0.7);
     assert_int_equal(cp_topo_index(t, &e), CP_OK);
-    assert_int_equal(cp_topo_unreachable_gpu(t), -1); /* connected as a graph */
-    assert_int_equal(cp_reach_from(t, a, &r, &e), CP_OK);
-    assert_near(r.bott[c], 0.0, 0);
-    assert_int_equal(cp_reach_bottleneck_arc(t, &r, c), -1);
-    cp_reach_free(&r);
+    assert_non_null(f = open_memstream(&buf, &len));
+    assert_int_equal(cli_info_topo(t, f, &e), CP_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "  gpu0       to gpu2       no route"));
+    assert_non_null(strstr(buf, "  gpu1       to gpu0         25.00 GB/s  nvlink gpu1 -> gpu0  "
+                                "(1 hop, 0.70 us)"));
+    assert_non_null(strstr(buf, "  gpu2       to gpu0       no route"));
+    free(buf);
     cp_topo_free(t);
 }
 
@@ -340,6 +461,8 @@ int main(void)
         cmocka_unit_test(test_worked_example),
         cmocka_unit_test(test_route_through_switch),
         cmocka_unit_test(test_no_transit_through_gpu),
+        cmocka_unit_test(test_gpu_connectivity),
+        cmocka_unit_test(test_info_rows),
         cmocka_unit_test(test_directions),
         cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_gpu_fp8_sms),
