@@ -362,13 +362,20 @@ check_mesh(CUBEMESH_V100, 6)
 check_mesh(CUBEMESH_P100, 4)
 
 
-def add_cpus(t, n, model, mem_gbs, note_extra=""):
+GIB = 1.073741824  # GB in a GiB: AWS gives instance memory in GiB
+
+
+def add_cpus(t, n, model, mem_gbs, note_extra="", dram_gb=None):
+    """n sockets; dram_gb is the host's whole DRAM (GB), split evenly over them
+    (the host memory tier's capacity, docs/model.md eq. T1)."""
     red = cpu_reduce_gbs(mem_gbs)
     for s in range(n):
         note = None
         if s == 0:
             note = note_extra + "reduce = 0.8 x %s / 3 (read two operands, write one)" % js(mem_gbs)
-        t.node("cpu%d" % s, "cpu", note=note, model=model, mem_gbs=mem_gbs, reduce_gbs=red)
+        extra = {"capacity_gb": round(dram_gb / n, 1)} if dram_gb else {}
+        t.node("cpu%d" % s, "cpu", note=note, model=model, mem_gbs=mem_gbs, reduce_gbs=red,
+               **extra)
 
 
 def add_cubemesh(t, mesh, link_gbs, first_notes):
@@ -406,7 +413,8 @@ def dgx1(gpu, mesh, nvl_gbs, name, note, mesh_notes):
     GPUs and one EDR NIC (the PIX entries of the nvidia-smi matrix)."""
     t = Topo(name, note)
     add_cpus(t, 2, "Xeon E5-2698 v4", dram_gbs(4, 2400),
-             note_extra="4x DDR4-2400 channels = 76.8 GB/s peak; ")
+             note_extra="4x DDR4-2400 channels = 76.8 GB/s peak; 512 GB DDR4 (DGX-1 datasheet); ",
+             dram_gb=512)
     for s in range(4):
         t.node("sw%d" % s, "pcie_switch", model="PLX PEX8764")
     for g in range(8):
@@ -457,8 +465,10 @@ def dgx_a100(gpu="A100-SXM4-40GB", name="dgx-a100", note=None):
         "NVIDIA DGX A100: 8x A100-SXM4-40GB on 6 NVSwitch (gen 2) chips, 12 NVLink 3 per GPU "
         "(2 to each chip), 4 PCIe Gen4 switches each with 2 GPUs and 2 HDR NICs, 2x AMD EPYC "
         "7742. Sources of every number in docs/topologies.md#dgx-a100")
+    dram = 2048 if "80GB" in gpu else 1024
     add_cpus(t, 2, "AMD EPYC 7742", dram_gbs(8, 3200),
-             note_extra="8x DDR4-3200 channels = 204.8 GB/s peak (AMD spec); ")
+             note_extra="8x DDR4-3200 channels = 204.8 GB/s peak (AMD spec); %s TB system "
+                        "memory (DGX A100 datasheet); " % (dram // 1024), dram_gb=dram)
     for s in range(4):
         t.node("sw%d" % s, "pcie_switch", model="PCIe Gen4 switch",
                note="2 GPUs + 2 compute NICs per switch (DGX A100 user guide; the same grouping "
@@ -495,7 +505,8 @@ def hgx_h100(gpu="H100-SXM5-80GB", name="hgx-h100", note=None):
         "as in ../shared/data/topologies/ibm-cloud-gx3d-8xh100-topo.xml), 8x 400G NDR NICs, "
         "2x Sapphire Rapids. Sources of every number in docs/topologies.md#hgx-h100")
     add_cpus(t, 2, "Xeon Sapphire Rapids (4th gen)", dram_gbs(8, 4800),
-             note_extra="8x DDR5-4800 channels = 307.2 GB/s peak (Intel spec); ")
+             note_extra="8x DDR5-4800 channels = 307.2 GB/s peak (Intel spec); 2 TB system "
+                        "memory (DGX H100 and DGX H200 datasheets); ", dram_gb=2048)
     for s in range(8):
         t.node("sw%d" % s, "pcie_switch", model="PCIe Gen5 switch",
                note="1 GPU + 1 NIC per switch, 4 switches per socket (IBM gx3d dump)"
@@ -568,7 +579,8 @@ def aws_p5():
         "EFA per instance, AWS p5 specification), 2x AMD EPYC 7R13 (Milan). The machine of "
         "../shared/data/nccl-tests/p5-48xlarge_awsome.csv. Sources in docs/topologies.md#aws-p5")
     add_cpus(t, 2, "AMD EPYC 7R13 (Milan)", dram_gbs(8, 3200),
-             note_extra="8x DDR4-3200 channels = 204.8 GB/s peak (AMD Milan spec); ")
+             note_extra="8x DDR4-3200 channels = 204.8 GB/s peak (AMD Milan spec); 2,048 GiB "
+                        "(AWS p5 specification); ", dram_gb=2048 * GIB)
     for s in range(8):
         t.node("sw%d" % s, "pcie_switch", model="PCIe Gen5 switch",
                note="1 GPU + 4 EFA per switch (AWS p5 layout: 4 EFA per GPU)" if s == 0 else None)
@@ -619,7 +631,8 @@ def aws_p3_16xlarge():
         "aws-p3.16xlarge-cxl). Sources and the model in docs/topologies.md#aws-p316xlarge")
     add_cpus(t, 2, "Xeon E5-2686 v4", dram_gbs(4, 2400),
              note_extra="4x DDR4-2400 channels = 76.8 GB/s peak (Broadwell-EP; AWS custom part, "
-                        "channel count and speed assumed from the E5-2600 v4 family); ")
+                        "channel count and speed assumed from the E5-2600 v4 family); 488 GiB "
+                        "(AWS p3 specification); ", dram_gb=488 * GIB)
     for s in range(4):
         t.node("sw%d" % s, "pcie_switch", model="PCIe Gen3 switch (PLX class)",
                note="peer-to-peer inside this switch measured at 9 GB/s (COARSE, AWS V100): "
@@ -657,7 +670,8 @@ def aws_p4d():
         "8275CL (Cascade Lake). Sources of every number in docs/topologies.md#aws-p4d")
     add_cpus(t, 2, "Xeon Platinum 8275CL", dram_gbs(6, 2933),
              note_extra="6x DDR4-2933 channels = 140.8 GB/s peak (Cascade Lake-SP spec; AWS "
-                        "custom part); ")
+                        "custom part); 1,152 GiB (AWS p4d specification); ",
+             dram_gb=1152 * GIB)
     for s in range(4):
         t.node("sw%d" % s, "pcie_switch", model="PCIe switch (virtual ffff:ff:0%d.0 in AWS XML)"
                % (s + 1))
@@ -696,7 +710,7 @@ def aws_p3dn():
         "docs/topologies.md#aws-p3dn")
     add_cpus(t, 2, "Xeon Platinum 8175M", dram_gbs(6, 2666.67),
              note_extra="6x DDR4-2666 channels = 128 GB/s peak (Skylake-SP spec; AWS custom "
-                        "part); ")
+                        "part); 768 GiB (AWS p3dn specification); ", dram_gb=768 * GIB)
     for s in range(4):
         t.node("sw%d" % s, "pcie_switch", model="PCIe Gen3 switch (PLX class)",
                note="2 GPUs per switch, 2 switches per socket: ASSUMED as on DGX-1"
@@ -733,7 +747,8 @@ def pcie_t4():
         "in docs/topologies.md#pcie-t4")
     add_cpus(t, 1, "Xeon Platinum 8259CL", dram_gbs(6, 2933),
              note_extra="6x DDR4-2933 channels = 140.8 GB/s peak (Cascade Lake-SP spec; AWS "
-                        "custom part); ")
+                        "custom part); 192 GiB (AWS g4dn.12xlarge specification); ",
+             dram_gb=192 * GIB)
     for g in range(4):
         t.node("gpu%d" % g, "gpu", model="T4-16GB")
     t.node("nic0", "nic", model="AWS ENA 50 Gb/s",

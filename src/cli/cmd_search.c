@@ -31,12 +31,13 @@ static const cli_usage_text usage = {
 
 typedef struct opts {
     const char *model, *topo;    /* as given: a file, or (a sweep) a comma-separated list */
-    const char *hosts_arg, *gbs_arg;
+    const char *hosts_arg, *gbs_arg, *net_arg;
     const char *csv, *svg;       /* a sweep's report and chart */
     int hosts, gpus, json, top, threads, max_vp, exhaustive, no_offload;
     char *models[MAX_LIST], *topos[MAX_LIST]; /* point into list_buf */
     int nmodels, ntopos, nhosts, ngbs;
-    int hosts_list[MAX_LIST], gbs_list[MAX_LIST];
+    int hosts_list[MAX_LIST], gbs_list[MAX_LIST], nnets;
+    double net_list[MAX_LIST]; /* --net-gbs (0: the topology's) */
     char list_buf[4096];
     cli_llm llm;
     cp_framework dp_fw;      /* --framework's data-parallel choices land here (refused) */
@@ -83,7 +84,27 @@ static int numbers(const char *name, const char *arg, int *v, int *n, int hi)
     return CP_OK;
 }
 
-/* -m, -t, --hosts and --gbs as lists (a sweep needs --csv). */
+/* Rates of a comma-separated list into v[] in (0, 1e5]. */
+static int rates(const char *name, const char *arg, double *v, int *n)
+{
+    char buf[512], *tok, *save = NULL;
+    snprintf(buf, sizeof buf, "%s", arg);
+    *n = 0;
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        double x;
+        if (cp_parse_double(tok, &x) || !(x > 0) || x > 1e5)
+            return cli_usage("search", "%s: expected rates in (0, 1e5] GB/s, got '%s'", name,
+                             tok);
+        if (*n == MAX_LIST)
+            return cli_usage("search", "%s: at most %d items", name, MAX_LIST);
+        v[(*n)++] = x;
+    }
+    if (*n == 0)
+        return cli_usage("search", "%s: nothing given", name);
+    return CP_OK;
+}
+
+/* -m, -t, --hosts, --gbs and --net-gbs as lists (a sweep needs --csv). */
 static int parse_lists(opts *o)
 {
     char *buf = o->list_buf, *end = o->list_buf + sizeof o->list_buf;
@@ -94,9 +115,13 @@ static int parse_lists(opts *o)
                       CP_MAX_HOSTS)) ||
         (rc = numbers("--gbs", o->gbs_arg, o->gbs_list, &o->ngbs, 1 << 24)))
         return rc;
-    if (!o->csv && (o->nmodels > 1 || o->ntopos > 1 || o->nhosts > 1 || o->ngbs > 1))
-        return cli_usage("search", "lists of models, topologies, hosts or batches make a sweep: "
-                                   "give --csv FILE");
+    o->nnets = 1, o->net_list[0] = 0;
+    if (o->net_arg && (rc = rates("--net-gbs", o->net_arg, o->net_list, &o->nnets)))
+        return rc;
+    if (!o->csv &&
+        (o->nmodels > 1 || o->ntopos > 1 || o->nhosts > 1 || o->ngbs > 1 || o->nnets > 1))
+        return cli_usage("search", "lists of models, topologies, hosts, batches or network "
+                                   "rates make a sweep: give --csv FILE");
     if (o->ngbs > 1 && o->ngbs != o->nmodels)
         return cli_usage("search", "--gbs: %d batches for %d models (one each, or one for all)",
                          o->ngbs, o->nmodels);
@@ -106,6 +131,7 @@ static int parse_lists(opts *o)
         return cli_usage("search", "--csv and --json do not combine");
     o->hosts = o->hosts_list[0];
     o->llm.lay.gbs = o->gbs_list[0];
+    o->llm.net_gbs = o->net_list[0];
     return CP_OK;
 }
 
@@ -129,8 +155,9 @@ static int parse_opts(int argc, char **argv, opts *o)
         OPT_CALLBACK(0, "framework", "F", L, cli_llm_opt_framework,
                      "megatron (default: with and without the distributed optimizer), "
                      "deepspeed (ZeRO-1, -2, -3) or fsdp (FSDP2)"),
-        OPT_CALLBACK(0, "net-gbs", "X", L, cli_llm_opt_net,
-                     "every NIC's line rate, GB/s per direction (default the topology's)"),
+        OPT_STRING(0, "net-gbs", "X", &o->net_arg,
+                   "every NIC's line rate, GB/s per direction (default the topology's); with "
+                   "--csv a comma-separated list, each rate a what-if of every machine"),
         OPT_CALLBACK(0, "ep", "E", L, cli_llm_opt_ep,
                      "a mixture of experts: only expert-parallel degree E (default: every "
                      "power of two dividing the experts and a stage's ranks)"),
@@ -235,6 +262,13 @@ static void print_table(const cp_model *m, const cp_topo *t, const opts *o,
     }
 }
 
+/* Whether the layout's gradients (dense or the experts') go through the pool. */
+static int dp_in_pool(const cp_llm_result *r)
+{
+    return (r->dp_alg && strcmp(r->dp_alg, "pool") == 0) ||
+           (r->dp_expert_alg && strcmp(r->dp_expert_alg, "pool") == 0);
+}
+
 /* What the pool changed, in words: which constraint it relaxed and by how
  * much (docs/model.md, "What a pool changes"). */
 static const char *pool_effect(const cp_search_out *without, const cp_search_out *with,
@@ -242,6 +276,8 @@ static const char *pool_effect(const cp_search_out *without, const cp_search_out
 {
     const cp_search_hit *a = without->nhits ? &without->hits[0] : NULL;
     const cp_search_hit *b = with->nhits ? &with->hits[0] : NULL;
+    double saved, pct;
+    int tier;
     if (!b) {
         snprintf(buf, cap, "nothing fits with or without the pool");
         return "none";
@@ -254,32 +290,38 @@ static const char *pool_effect(const cp_search_out *without, const cp_search_out
                                                         : "the activations");
         return "capacity";
     }
-    if (b->l.offload_opt != CP_LAYOUT_TIER_POOL && b->l.offload_act != CP_LAYOUT_TIER_POOL &&
-        (!b->r.dp_alg || strcmp(b->r.dp_alg, "pool") != 0)) {
-        snprintf(buf, cap, "nothing: the fastest layout uses neither a pool tier nor the pool "
-                 "for its data-parallel traffic (bound by %s), so the pool saves 0 ms",
-                 b->r.bound);
-        return "none";
-    }
-    if (b->l.offload_opt != CP_LAYOUT_TIER_POOL && b->l.offload_act != CP_LAYOUT_TIER_POOL) {
-        snprintf(buf, cap, "data-parallel traffic moved off the network: TP %d PP %d DP %d "
-                 "reduces its gradients through the pool, %.2f ms faster (%.1f%%) than the best "
-                 "without it", b->l.tp, b->l.pp, b->l.dp, a->r.iteration_ms - b->r.iteration_ms,
-                 100 * (a->r.iteration_ms - b->r.iteration_ms) / a->r.iteration_ms);
-        return "dp_traffic";
-    }
-    {
+    saved = a->r.iteration_ms - b->r.iteration_ms;
+    pct = 100 * saved / a->r.iteration_ms;
+    tier = b->l.offload_opt == CP_LAYOUT_TIER_POOL || b->l.offload_act == CP_LAYOUT_TIER_POOL;
+    if (tier) {
         snprintf(buf, cap, "capacity: %s in the pool (%.1f GB a GPU) let TP %d PP %d VP %d "
                  "micro-batch %d run with %s recomputation, %.2f ms faster (%.1f%%) than the "
                  "best without it (TP %d PP %d VP %d micro-batch %d, %s recomputation)",
                  b->l.offload_opt == CP_LAYOUT_TIER_POOL ? "the optimizer states"
                                                         : "the activations",
                  b->r.mem.offloaded / 1e9, b->l.tp, b->l.pp, b->l.vp, b->l.mbs,
-                 cp_recompute_name(b->r.recompute), a->r.iteration_ms - b->r.iteration_ms,
-                 100 * (a->r.iteration_ms - b->r.iteration_ms) / a->r.iteration_ms, a->l.tp,
-                 a->l.pp, a->l.vp, a->l.mbs, cp_recompute_name(a->r.recompute));
+                 cp_recompute_name(b->r.recompute), saved, pct, a->l.tp, a->l.pp, a->l.vp,
+                 a->l.mbs, cp_recompute_name(a->r.recompute));
+        return "capacity";
     }
-    return "capacity";
+    if (dp_in_pool(&b->r)) {
+        snprintf(buf, cap, "data-parallel traffic moved off the network: TP %d PP %d DP %d "
+                 "reduces its %s through the pool, %.2f ms faster (%.1f%%) than the best "
+                 "without it", b->l.tp, b->l.pp, b->l.dp,
+                 b->r.dp_alg && strcmp(b->r.dp_alg, "pool") == 0 ? "gradients"
+                                                                 : "experts' gradients",
+                 saved, pct);
+        return "dp_traffic";
+    }
+    if (b->r.a2a_path && strcmp(b->r.a2a_path, "pool") == 0) {
+        snprintf(buf, cap, "expert traffic moved off the network: TP %d PP %d DP %d EP %d "
+                 "dispatches and combines its tokens through the pool, %.2f ms faster (%.1f%%) "
+                 "than the best without it", b->l.tp, b->l.pp, b->l.dp, b->l.ep, saved, pct);
+        return "ep_traffic";
+    }
+    snprintf(buf, cap, "nothing: the fastest layout uses neither a pool tier nor the pool "
+             "for its traffic (bound by %s), so the pool saves 0 ms", b->r.bound);
+    return "none";
 }
 
 static int print_json(const cp_model *m, const cp_topo *t, const opts *o,
@@ -362,7 +404,8 @@ static int search_once(const opts *o, const cp_model *m, const cp_topo *t, const
  * and the chart. */
 static int sweep(const opts *oin, const cli_search_split *sp, cp_err *e)
 {
-    int n = oin->nmodels * oin->ntopos * oin->nhosts, k = 0, mi, ti, hi, rc = CP_OK;
+    int n = oin->nmodels * oin->ntopos * oin->nhosts * oin->nnets, k = 0, mi, ti, hi, ni;
+    int rc = CP_OK;
     cli_report_row *rows = calloc((size_t)n + 1, sizeof *rows);
     cp_search_hit *hits = calloc(2 * (size_t)n + 1, sizeof *hits);
     char (*why)[512] = calloc((size_t)n + 1, sizeof *why);
@@ -393,14 +436,16 @@ static int sweep(const opts *oin, const cli_search_split *sp, cp_err *e)
                 cp_topo_free(t);
                 break;
             }
-            for (hi = 0; hi < oin->nhosts && rc == CP_OK; hi++, k++) {
+            for (hi = 0; hi < oin->nhosts * oin->nnets && rc == CP_OK; hi++, k++) {
                 opts o = *oin;
                 cp_search_out with, without;
                 double t0 = cp_now_s();
                 int pool = cp_pool_present(t);
                 memset(&with, 0, sizeof with);
                 memset(&without, 0, sizeof without);
-                o.hosts = oin->hosts_list[hi];
+                ni = hi % oin->nnets;
+                o.hosts = oin->hosts_list[hi / oin->nnets];
+                o.llm.net_gbs = oin->net_list[ni];
                 o.llm.lay.gbs = oin->ngbs > 1 ? oin->gbs_list[mi] : oin->gbs_list[0];
                 o.top = 1;
                 if ((pool && (rc = search_once(&o, m, t, &g, 0, sp, &without, e))) ||
@@ -418,6 +463,8 @@ static int sweep(const opts *oin, const cli_search_split *sp, cp_err *e)
                 rows[k].seq = o.llm.lay.seq > 0 ? o.llm.lay.seq : m->xf.seq;
                 rows[k].precision = cp_precision_name(o.llm.lay.precision);
                 rows[k].has_pool = pool;
+                rows[k].nic_gbs = o.llm.net_gbs > 0 ? o.llm.net_gbs : cli_nic_gbs(t);
+                rows[k].nic_whatif = o.llm.net_gbs > 0;
                 if (with.nhits) {
                     hits[2 * k + 1] = with.hits[0];
                     rows[k].with = &hits[2 * k + 1];
@@ -436,7 +483,8 @@ static int sweep(const opts *oin, const cli_search_split *sp, cp_err *e)
                 cli_fabric_costs(t, o.hosts, &rows[k].net_usd, &rows[k].pool_usd);
                 rows[k].seconds = cp_now_s() - t0;
                 if (!sp || sp->print)
-                    printf("%s on %s x%d: %s\n", m->name, t->name, o.hosts, why[k]);
+                    printf("%s on %s x%d%s: %s\n", m->name, t->name, o.hosts,
+                           rows[k].nic_whatif ? " (what-if NICs)" : "", why[k]);
             next:
                 cp_search_free(&with);
                 cp_search_free(&without);
@@ -509,11 +557,18 @@ static int run(const opts *o, const cli_search_split *sp, cp_err *e)
         goto done;
     if (sp && !sp->print) /* another process prints the whole ranking */
         goto done;
-    if (s.nhits == 0) {
+    if (s.nhits == 0 && s.min_memory_gb * 1e9 > g.capacity) {
         rc = cp_fail(e, CP_EINPUT, "%s fits no layout of %d GPUs even recomputing every block "
                      "and offloading: the least memory any needs is %.1f GB per GPU, the GPUs "
                      "have %.1f", m->name, t->ngpus * o->hosts, s.min_memory_gb,
                      g.capacity / 1e9);
+        goto done;
+    }
+    if (s.nhits == 0) {
+        rc = cp_fail(e, CP_EINPUT, "%s fits no layout of %d GPUs: those the GPUs hold (%.1f GB "
+                     "per GPU at least) offload more than the host's memory%s holds",
+                     m->name, t->ngpus * o->hosts, s.min_memory_gb,
+                     has_pool ? " and the pool" : "");
         goto done;
     }
     if (has_pool)

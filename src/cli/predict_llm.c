@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/predict_llm.h"
 #include "core/units.h"
+#include "cost/pool.h"
 #include "llm/alltoall.h"
 #include "load/load.h"
 
@@ -484,6 +485,8 @@ json_t *cli_llm_parallel_json(const cp_layout *l, const cp_llm_result *r)
     json_object_set_new(p, "fits", json_boolean(r->fits));
     json_object_set_new(p, "bound", json_string(r->bound));
     json_object_set_new(p, "dp_algorithm", json_string(r->dp_alg ? r->dp_alg : "-"));
+    if (r->dp_expert_alg)
+        json_object_set_new(p, "dp_expert_algorithm", json_string(r->dp_expert_alg));
     json_object_set_new(mem, "weights", cli_real(r->mem.weights / 1e9, 3));
     json_object_set_new(mem, "gradients", cli_real(r->mem.grads / 1e9, 3));
     json_object_set_new(mem, "optimizer", cli_real(r->mem.optim / 1e9, 3));
@@ -559,7 +562,9 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
                         "topology)", g.model);
         goto done;
     }
-    if ((l.offload_opt || l.offload_act) && (rc = cp_tiers_build(t, l.hosts, &tiers, e)))
+    /* the tiers: for offloading, and for a pool's room (auto's DP buckets) */
+    if ((l.offload_opt || l.offload_act || cp_pool_present(t)) &&
+        (rc = cp_tiers_build(t, l.hosts, &tiers, e)))
         goto done;
     if ((rc = cp_groups_build(&G, t, &l, L->net_gbs, NULL, e)))
         goto done;
@@ -578,7 +583,11 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
         memset(&o, 0, sizeof o);
         if ((rc = cli_llm_strategy_alg(list[k], &o.dp_alg, &o.dp_pool, e)))
             break;
-        if (o.dp_pool && cp_groups_model(&G, l.cp > 1 ? CP_G_DPCP : CP_G_DP) &&
+        /* auto is the search's evaluation: each bucket on the network or
+         * through a pool with room, whichever is faster */
+        if ((list[k] == CP_S_AUTO || list[k] == CP_S_BEST) && tiers.t[CP_TIER_POOL].available)
+            o.dp_pool = 2;
+        if (o.dp_pool == 1 && cp_groups_model(&G, l.cp > 1 ? CP_G_DPCP : CP_G_DP) &&
             !cp_groups_model(&G, l.cp > 1 ? CP_G_DPCP : CP_G_DP)->have_pool) {
             rc = cp_fail_at(e, CP_EINPUT, r->topo, 0, 0, NULL,
                             "strategy pool: %s has no CXL pool (no cxl_switch node, no pool "

@@ -35,9 +35,18 @@ void cli_fabric_costs(const cp_topo *t, int hosts, double *net_usd, double *pool
                       : 0;
 }
 
+double cli_nic_gbs(const cp_topo *t)
+{
+    int i;
+    for (i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].kind == CP_NIC)
+            return t->nodes[i].net_gbs;
+    return 0;
+}
+
 void cli_report_header(FILE *f)
 {
-    fprintf(f, "model,topology,hosts,gpus,gbs,seq,precision,without_pool_ms,"
+    fprintf(f, "model,topology,hosts,gpus,gbs,seq,precision,nic_gbs,without_pool_ms,"
                "without_pool_layout,with_pool_ms,with_pool_layout,saving_ms,saving_pct,"
                "relaxed,network_usd,pool_usd,why\n");
 }
@@ -50,11 +59,12 @@ static void layout_str(const cp_search_hit *h, char *buf, size_t cap)
         return;
     }
     snprintf(buf, cap, "tp%d cp%d dp%d pp%d vp%d mbs%d zero%d recompute:%s offload:%s/%s "
-             "dp:%s", h->l.tp, h->l.cp, h->l.dp, h->l.pp, h->l.vp, h->l.mbs, h->l.zero,
+             "dp:%s%s%s", h->l.tp, h->l.cp, h->l.dp, h->l.pp, h->l.vp, h->l.mbs, h->l.zero,
              cp_recompute_name(h->r.recompute),
              h->l.offload_opt ? cp_tier_name((cp_tier)h->l.offload_opt) : "-",
              h->l.offload_act ? cp_tier_name((cp_tier)h->l.offload_act) : "-",
-             h->r.dp_alg ? h->r.dp_alg : "-");
+             h->r.dp_alg ? h->r.dp_alg : "-", h->r.dp_expert_alg ? " edp:" : "",
+             h->r.dp_expert_alg ? h->r.dp_expert_alg : "");
 }
 
 void cli_report_row_csv(FILE *f, const cli_report_row *r)
@@ -64,8 +74,8 @@ void cli_report_row_csv(FILE *f, const cli_report_row *r)
     double wi = r->with ? r->with->r.iteration_ms : -1;
     layout_str(r->without, a, sizeof a);
     layout_str(r->with, b, sizeof b);
-    fprintf(f, "%s,%s,%d,%d,%d,%lld,%s,", r->model, r->topo, r->hosts, r->gpus, r->gbs, r->seq,
-            r->precision);
+    fprintf(f, "%s,%s,%d,%d,%d,%lld,%s,%g,", r->model, r->topo, r->hosts, r->gpus, r->gbs,
+            r->seq, r->precision, r->nic_gbs);
     if (wo >= 0)
         fprintf(f, "%.3f,", wo);
     else
@@ -83,11 +93,21 @@ void cli_report_row_csv(FILE *f, const cli_report_row *r)
     fprintf(f, "%s,%.0f,%.0f,\"%s\"\n", r->relaxed, r->net_usd, r->pool_usd, r->why);
 }
 
+/* A chart series: the machine, and the NIC rate when a what-if set it. */
+static void series_name(const cli_report_row *r, char *buf, size_t cap)
+{
+    if (r->nic_whatif)
+        snprintf(buf, cap, "%s, NICs at %g GB/s", r->topo, r->nic_gbs);
+    else
+        snprintf(buf, cap, "%s", r->topo);
+}
+
 int cli_report_svg(FILE *f, const cli_report_row *rows, int n)
 {
-    /* categories: model @ hosts; series: each machine in the order seen */
+    /* categories: model @ hosts; series: each machine (and what-if NIC rate)
+     * in the order seen */
     const char *cats[64], *sers[8];
-    static char catbuf[64][96];
+    static char catbuf[64][96], serbuf[8][96];
     double *val;
     int nc = 0, ns = 0, i, j, rc;
     cp_bars c;
@@ -101,10 +121,14 @@ int cli_report_svg(FILE *f, const cli_report_row *rows, int n)
             cats[nc] = catbuf[nc];
             nc++;
         }
-        for (j = 0; j < ns && strcmp(sers[j], rows[i].topo); j++)
+        series_name(&rows[i], name, sizeof name);
+        for (j = 0; j < ns && strcmp(sers[j], name); j++)
             ;
-        if (j == ns && ns < 8)
-            sers[ns++] = rows[i].topo;
+        if (j == ns && ns < 8) {
+            snprintf(serbuf[ns], sizeof serbuf[ns], "%s", name);
+            sers[ns] = serbuf[ns];
+            ns++;
+        }
     }
     if (!(val = malloc(((size_t)nc * ns + 1) * sizeof *val)))
         return -1;
@@ -116,7 +140,8 @@ int cli_report_svg(FILE *f, const cli_report_row *rows, int n)
         snprintf(name, sizeof name, "%s @ %d", rows[i].model, rows[i].hosts);
         for (ci = 0; ci < nc && strcmp(cats[ci], name); ci++)
             ;
-        for (si = 0; si < ns && strcmp(sers[si], rows[i].topo); si++)
+        series_name(&rows[i], name, sizeof name);
+        for (si = 0; si < ns && strcmp(sers[si], name); si++)
             ;
         if (ci < nc && si < ns && rows[i].without && rows[i].with)
             val[ci * ns + si] = 100 * (rows[i].without->r.iteration_ms -

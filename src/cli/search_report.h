@@ -35,10 +35,15 @@ typedef struct cli_report_row {
     const char *precision;
     const cp_search_hit *without, *with; /* NULL: none fits */
     int has_pool;
+    double nic_gbs;                      /* each NIC's line rate the search used */
+    int nic_whatif;                      /* --net-gbs gave it */
     const char *relaxed;                 /* capacity, dp_traffic, none */
     const char *why;                     /* the sentence */
     double net_usd, pool_usd, seconds;
 } cli_report_row;
+
+/* The topology's NIC line rate (its first NIC's; 0 without one). */
+double cli_nic_gbs(const cp_topo *t);
 
 void cli_report_header(FILE *f);
 void cli_report_row_csv(FILE *f, const cli_report_row *r);

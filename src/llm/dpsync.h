@@ -48,6 +48,7 @@ typedef struct cp_dp_out {
     double gather_exposed_ms;    /* parameter all-gathers the next forward waits for */
     double comm_ms;              /* every DP collective of the iteration */
     const char *alg;             /* the algorithm of the largest bucket */
+    const char *expert_alg;      /* the experts' gradients' (moe.h), NULL without experts */
 } cp_dp_out;
 
 /* Per micro-batch, per chunk: the ZeRO-3/FSDP gathers and ZeRO-2/3/FSDP

@@ -202,6 +202,7 @@ void cp_llm_memory(const cp_xformer *x, const cp_layout *l, cp_recompute rc, cp_
             m.activations += full;
         if (l->offload_act) { /* moved out as made: two blocks' worth stay (eq. T2) */
             m.offloaded += m.activations;
+            m.offloaded_act = m.activations;
             m.activations = 2 * per_layer;
         }
         if (r == 0) /* the embedding's output and dropout mask */

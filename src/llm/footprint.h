@@ -22,6 +22,7 @@ typedef struct cp_llm_mem {
     double reserve;                 /* CUDA context, NCCL, workspaces, fragmentation */
     double total;                   /* on the GPU */
     double offloaded;               /* placed in a memory tier beyond the GPU (offload.h) */
+    double offloaded_act;           /* of which activations (the rest: optimizer states) */
     double per_layer_act;           /* one block's activations for one micro-batch */
     int stage;                      /* the stage these figures are for */
     int inflight;                   /* micro-batch chunks in flight on it */

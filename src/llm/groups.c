@@ -138,11 +138,10 @@ done:
     return rc;
 }
 
-/* Build the machine and collective model of shape sh into m. */
 /* The pool as this group sees it when every group of every host uses it at
  * once (eq. L8): the host's ports to the pool's switch carry local /
- * per_host of the host's traffic, and the devices serve the window's
- * `wranks` GPUs out of the machine's `all` GPUs. */
+ * per_host of the host's traffic (port_share), and each device's rate is
+ * divided by the extra GPUs that copy to it at once (dev_share). */
 static void share_pool(cp_topo *w, double port_share, double dev_share)
 {
     int i;
@@ -176,7 +175,17 @@ static int build_pool(const cp_topo *base, const cp_group_shape *sh, int machine
     double all = (double)per_host * (machine_hosts > 0 ? machine_hosts : 1);
     if (!cp_pool_present(w))
         return CP_OK;
-    share_pool(w, (double)sh->local / per_host, wh * sh->local / all);
+    {   /* a copy goes to one device: the window's own GPUs already share
+         * them (max(1, gw / ndev) a device), the machine's all put all / ndev
+         * on each */
+        double ndev = 0, gw = (double)wh * sh->local, own, load;
+        int i;
+        for (i = 0; i < w->nnodes; i++)
+            ndev += w->nodes[i].kind == CP_MEMDEV && w->nodes[i].host < 0;
+        own = gw > ndev ? gw / ndev : 1;
+        load = all > ndev ? all / ndev : 1;
+        share_pool(w, (double)sh->local / per_host, own / load);
+    }
     if ((rc = cp_pool_build(w, &m->coll, &m->pool, e)))
         return rc;
     m->have_pool = 1;

@@ -315,17 +315,21 @@ void cp_llm_result_free(cp_llm_result *r)
     r->ep_fwd_ms = r->ep_bwd_ms = NULL;
 }
 
-/* The GPU's memory fits, and what is offloaded fits its tier: the
- * offloaded bytes of every GPU of a host within the tier's share of a
- * host (not checked when the tier gives no capacity). */
+/* The GPU's memory fits, and what is offloaded fits its tiers: the bytes
+ * every GPU of a host places in a tier (optimizer states, activations, or
+ * both) within the tier's share of a host (not checked when the tier gives
+ * no capacity). */
 static int fits_mem(const cp_layout *l, const cp_gpu *g, const cp_tiers *t, const cp_llm_mem *m)
 {
-    int tier = l->offload_opt ? l->offload_opt : l->offload_act;
+    double in[3] = {0, 0, 0};
+    int k;
     if (g->capacity > 0 && m->total > g->capacity)
         return 0;
-    if (tier && t && t->t[tier].capacity_gb > 0 &&
-        m->offloaded * l->per_host > t->t[tier].capacity_gb * 1e9)
-        return 0;
+    in[l->offload_opt] += m->offloaded - m->offloaded_act;
+    in[l->offload_act] += m->offloaded_act;
+    for (k = CP_TIER_HOST; t && k <= CP_TIER_POOL; k++)
+        if (t->t[k].capacity_gb > 0 && in[k] * l->per_host > t->t[k].capacity_gb * 1e9)
+            return 0;
     return 1;
 }
 
@@ -442,6 +446,7 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
             out->b.optimizer = dout.optimizer_ms;
             out->b.offload = off;
             out->dp_alg = dout.alg;
+            out->dp_expert_alg = dout.expert_alg;
             out->dp_comm_ms = dout.comm_ms;
         }
     }

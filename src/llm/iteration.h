@@ -56,6 +56,7 @@ typedef struct cp_llm_result {
     int stage;                   /* the slowest stage, whose terms b are */
     const char *bound;           /* the largest term's name */
     const char *dp_alg;          /* the data-parallel collectives' algorithm */
+    const char *dp_expert_alg;   /* the experts' gradients' (their own group), or NULL */
     double fwd_ms, bwd_ms;       /* one micro-batch through the slowest stage */
     double tp_comm_ms;           /* all TP collective time of an iteration (exposed or not) */
     double dp_comm_ms;           /* all DP collective time of an iteration */

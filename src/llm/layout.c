@@ -318,3 +318,15 @@ void cp_layout_group(const cp_layout *l, cp_group_kind k, cp_group_shape *g)
     if (g->concurrent < 1)
         g->concurrent = 1;
 }
+
+int cp_layout_uniform(const cp_layout *l)
+{
+    int k;
+    for (k = 0; k < CP_G_KINDS; k++) {
+        cp_group_shape sh;
+        cp_layout_group(l, (cp_group_kind)k, &sh);
+        if (sh.size > 1 && !sh.uniform)
+            return 0;
+    }
+    return 1;
+}

@@ -176,4 +176,8 @@ typedef struct cp_group_shape {
 
 void cp_layout_group(const cp_layout *l, cp_group_kind k, cp_group_shape *g);
 
+/* 1 when every group of two or more GPUs of l (resolved) holds as many on
+ * each of its hosts (what cp_groups_build requires). */
+int cp_layout_uniform(const cp_layout *l);
+
 #endif

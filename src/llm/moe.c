@@ -398,20 +398,31 @@ double cp_moe_model_params(const cp_xformer *x, double *active)
     return total;
 }
 
+/* Per stage, the blocks take two sizes only (routed or dense): each is
+ * counted once, the stage's blocks only classified (the search asks this
+ * of every candidate). */
 void cp_moe_stage_params(const cp_xformer *x, const cp_layout *l, int r, double *dense,
                          double *expert)
 {
+    double moe_ex = 0, moe_p = 0, dense_p = -1;
+    int64_t nmoe = 0, ndense = 0;
     int c;
-    *dense = *expert = 0;
     for (c = 0; c < l->vp; c++) {
         int G = c * l->pp + r;
         int64_t first = chunk_start(l, G), n = cp_layout_chunk_layers(l, G), i;
         for (i = first; i < first + n; i++) {
-            double ex, p = cp_moe_block_params(x, i, &ex);
-            *dense += p - ex;
-            *expert += ex;
+            if (!cp_moe_block_is_moe(x, i)) {
+                if (dense_p < 0)
+                    dense_p = cp_moe_block_params(x, i, NULL);
+                ndense++;
+            } else {
+                if (nmoe++ == 0)
+                    moe_p = cp_moe_block_params(x, i, &moe_ex);
+            }
         }
     }
+    *dense = (double)ndense * (dense_p > 0 ? dense_p : 0) + (double)nmoe * (moe_p - moe_ex);
+    *expert = (double)nmoe * moe_ex;
 }
 
 /* --------------------------------------------------------------------- */
@@ -503,4 +514,5 @@ void cp_moe_dp_sync(const cp_xformer *x, const cp_layout *l, int r, const cp_dp_
     out->optimizer_ms += ex.optimizer_ms;
     out->gather_exposed_ms += ex.gather_exposed_ms;
     out->comm_ms += ex.comm_ms;
+    out->expert_alg = ex.alg;
 }

@@ -70,6 +70,17 @@ static void pool_rates(const cp_topo *t, int hosts, int per_host, cp_tier_rates 
     }
 }
 
+/* The host's DRAM: its sockets' capacity_gb (0 when none is given). */
+static double host_capacity_gb(const cp_topo *t)
+{
+    double cap = 0;
+    int i;
+    for (i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].kind == CP_CPU)
+            cap += t->nodes[i].capacity_gb;
+    return cap;
+}
+
 int cp_tiers_build(const cp_topo *host, int hosts, cp_tiers *out, cp_err *e)
 {
     cp_coll c;
@@ -84,6 +95,7 @@ int cp_tiers_build(const cp_topo *host, int hosts, cp_tiers *out, cp_err *e)
         h->h2d_gbs = c.h2d_gbs;
         h->lat_us = c.host_lat_us;
         h->step_gbs = c.host_mem_gbs;
+        h->capacity_gb = host_capacity_gb(host);
     }
     cp_coll_free(&c);
     pool_rates(host, hosts > 0 ? hosts : 1, host->ngpus > 0 ? host->ngpus : 1,

@@ -111,7 +111,8 @@ static int offer(enum_ctx *E, cp_layout *l)
     if (i % E->in->nparts != E->in->part)
         return 0;
     cp_err_clear(&E->scratch);
-    if (cp_layout_resolve(l, E->in->x, E->gpus, E->per_host, &E->scratch) != CP_OK)
+    if (cp_layout_resolve(l, E->in->x, E->gpus, E->per_host, &E->scratch) != CP_OK ||
+        !cp_layout_uniform(l)) /* predict refuses both */
         return 0;
     E->considered++;
     if (dominated(E, l)) {
@@ -338,6 +339,8 @@ static int price_batch(const cp_search_in *in, const cp_tiers *tiers, const cand
         if (rcs[i])
             continue;
         o->priced++;
+        if (!res[i].fits) /* the GPU holds it, a tier cannot hold what it offloads */
+            continue;
         h.l = c[i].l;
         h.r = res[i];
         h.index = c[i].index;
