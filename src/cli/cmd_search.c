@@ -466,12 +466,12 @@ static int sweep(const opts *oin, const cli_search_split *sp, cp_err *e)
                 rows[k].nic_gbs = o.llm.net_gbs > 0 ? o.llm.net_gbs : cli_nic_gbs(t);
                 rows[k].nic_whatif = o.llm.net_gbs > 0;
                 if (with.nhits) {
-                    hits[2 * k + 1] = with.hits[0];
-                    rows[k].with = &hits[2 * k + 1];
+                    hits[2 * (size_t)k + 1] = with.hits[0];
+                    rows[k].with = &hits[2 * (size_t)k + 1];
                 }
                 if (pool && without.nhits) {
-                    hits[2 * k] = without.hits[0];
-                    rows[k].without = &hits[2 * k];
+                    hits[2 * (size_t)k] = without.hits[0];
+                    rows[k].without = &hits[2 * (size_t)k];
                 } else if (!pool) {
                     rows[k].without = rows[k].with;
                 }

@@ -114,7 +114,7 @@ int cli_report_svg(FILE *f, const cli_report_row *rows, int n)
     for (i = 0; i < n; i++) {
         char name[96];
         snprintf(name, sizeof name, "%s @ %d", rows[i].model, rows[i].hosts);
-        for (j = 0; j < nc && strcmp(cats[j], name); j++)
+        for (j = 0; j < nc && strcmp(cats[j], name) != 0; j++)
             ;
         if (j == nc && nc < 64) {
             snprintf(catbuf[nc], sizeof catbuf[nc], "%s", name);
@@ -122,7 +122,7 @@ int cli_report_svg(FILE *f, const cli_report_row *rows, int n)
             nc++;
         }
         series_name(&rows[i], name, sizeof name);
-        for (j = 0; j < ns && strcmp(sers[j], name); j++)
+        for (j = 0; j < ns && strcmp(sers[j], name) != 0; j++)
             ;
         if (j == ns && ns < 8) {
             snprintf(serbuf[ns], sizeof serbuf[ns], "%s", name);
@@ -138,10 +138,10 @@ int cli_report_svg(FILE *f, const cli_report_row *rows, int n)
         char name[96];
         int ci, si;
         snprintf(name, sizeof name, "%s @ %d", rows[i].model, rows[i].hosts);
-        for (ci = 0; ci < nc && strcmp(cats[ci], name); ci++)
+        for (ci = 0; ci < nc && strcmp(cats[ci], name) != 0; ci++)
             ;
         series_name(&rows[i], name, sizeof name);
-        for (si = 0; si < ns && strcmp(sers[si], name); si++)
+        for (si = 0; si < ns && strcmp(sers[si], name) != 0; si++)
             ;
         if (ci < nc && si < ns && rows[i].without && rows[i].with)
             val[ci * ns + si] = 100 * (rows[i].without->r.iteration_ms -

@@ -26,6 +26,8 @@
 #ifndef CP_LLM_ALLTOALL_H
 #define CP_LLM_ALLTOALL_H
 
+#include <pthread.h>
+
 #include "cost/p2p.h"
 
 /* What an all-to-all's time comes from: the path, the binding resource
@@ -36,6 +38,16 @@ typedef struct cp_a2a_why {
     double launch_us, lat_us, wire_us;
 } cp_a2a_why;
 
+/* One priced all-to-all, remembered: the search asks the same sizes of
+ * every layout that shares a micro-batch and a model. */
+typedef struct cp_a2a_memo {
+    int pool;              /* 1: cp_a2a_pool_us(a = bytes); 0: cp_a2a_net_us(a = same, b = cross) */
+    double a, b, us;
+    cp_a2a_why why;
+} cp_a2a_memo;
+
+enum { CP_A2A_MEMO = 16 };
+
 typedef struct cp_a2a {
     int hosts, local;      /* the group: `hosts` hosts of `local` GPUs */
     const cp_topo *net;    /* borrowed: the two-host window, or the host when hosts == 1 */
@@ -44,6 +56,10 @@ typedef struct cp_a2a {
     int have_pool;
     cp_topo *pool_topo;    /* owned: the group host replicated over `hosts` (the pool shared) */
     cp_pool pool;
+    pthread_mutex_t mu;    /* the scratch, the pool's and the memo: one a2a serves every pricing thread */
+    int have_mu;
+    cp_a2a_memo memo[CP_A2A_MEMO]; /* the last answers, a ring */
+    int nmemo;             /* answers ever stored; the next goes to nmemo % CP_A2A_MEMO */
 } cp_a2a;
 
 /* Build the all-to-all of a group of `hosts` hosts of `local` GPUs: host
@@ -57,8 +73,8 @@ void cp_a2a_free(cp_a2a *a);
 
 /* Time in us of an all-to-all over the links (eq. E7) in which every GPU
  * sends `same` bytes to each other GPU of its host and `cross` bytes to
- * each GPU of each other host; *why when not NULL.  Not thread-safe
- * (scratch). */
+ * each GPU of each other host; *why when not NULL.  Thread-safe (the
+ * scratch is taken under a->mu). */
 double cp_a2a_net_us(cp_a2a *a, double same, double cross, cp_a2a_why *why);
 
 /* Time in us of an all-to-all of `bytes` a GPU (nccl-tests' size: its

@@ -29,7 +29,7 @@ static cp_group_kind dp_group(const cp_layout *l, int expert)
 static double coll_ms(const cp_groups *G, const cp_layout *l, int expert, cp_comm_kind op,
                       double bytes, cp_coll_alg alg, int pool, const char **name)
 {
-    cp_coll_alg used;
+    cp_coll_alg used = CP_ALGS;
     cp_group_kind k = dp_group(l, expert);
     double us = -1, p = pool ? cp_groups_pool_us(G, k, op, bytes) : -1;
     if (pool != 1) {

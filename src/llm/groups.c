@@ -228,6 +228,8 @@ static int build_model(const cp_topo *base, const cp_group_shape *sh, double net
 
 static void model_free(cp_group_model *m)
 {
+    cp_a2a_free(m->a2a);
+    free(m->a2a);
     if (m->have_pool) {
         cp_pool_free(&m->pool);
         pthread_mutex_destroy(&m->pool_mu);
@@ -260,7 +262,7 @@ void cp_group_cache_free(cp_group_cache *c)
 
 /* The cache's model of shape sh, built and added when missing; NULL with
  * *rc set on failure. */
-static const cp_group_model *cached(cp_group_cache *c, const cp_topo *base,
+static cp_group_model *cached(cp_group_cache *c, const cp_topo *base,
                                     const cp_group_shape *sh, double net_gbs,
                                     int machine_hosts, int *rc, cp_err *e)
 {
@@ -272,7 +274,7 @@ static const cp_group_model *cached(cp_group_cache *c, const cp_topo *base,
             return c->m[i];
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 16;
-        cp_group_model **ms = realloc(c->m, (size_t)cap * sizeof *ms);
+        cp_group_model **ms = realloc(c->m, (size_t)cap * sizeof(void *));
         double *net = ms ? realloc(c->net, (size_t)cap * sizeof *net) : NULL;
         if (ms)
             c->m = ms;
@@ -348,12 +350,21 @@ int cp_groups_build_kinds(cp_groups *G, const cp_topo *t, const cp_layout *l, do
     for (k = 0; k < CP_G_KINDS && rc == CP_OK; k++)
         if (mask & (1u << k))
             rc = build_group(G, l, (cp_group_kind)k, net_gbs, cache, e);
-    if (rc == CP_OK && G->active[CP_G_EP]) { /* the experts' all-to-all (alltoall.h) */
-        const cp_group_model *m = G->use[CP_G_EP];
-        if (!(G->a2a = calloc(1, sizeof *G->a2a)))
-            rc = cp_fail(e, CP_EINTERNAL, "out of memory");
-        else
-            rc = cp_a2a_build(G->a2a, m->host, m->window, m->shape.hosts, m->shape.local, e);
+    if (rc == CP_OK && G->active[CP_G_EP]) {
+        /* the experts' all-to-all (alltoall.h), built once for its model
+         * (a search's layouts share a few EP shapes); serial, as the
+         * models are built */
+        cp_group_model *m = G->use[CP_G_EP];
+        if (!m->a2a) {
+            if (!(m->a2a = calloc(1, sizeof *m->a2a)))
+                rc = cp_fail(e, CP_EINTERNAL, "out of memory");
+            else if ((rc = cp_a2a_build(m->a2a, m->host, m->window, m->shape.hosts,
+                                        m->shape.local, e))) {
+                free(m->a2a);
+                m->a2a = NULL;
+            }
+        }
+        G->a2a = m->a2a;
     }
     if (rc)
         cp_groups_free(G);
@@ -369,9 +380,7 @@ int cp_groups_build(cp_groups *G, const cp_topo *t, const cp_layout *l, double n
 void cp_groups_free(cp_groups *G)
 {
     int k;
-    cp_a2a_free(G->a2a);
-    free(G->a2a);
-    G->a2a = NULL;
+    G->a2a = NULL; /* its model's */
     for (k = 0; k < CP_G_KINDS; k++) {
         if (G->own[k]) { /* only what it built itself: shared ones are the cache's */
             model_free(G->own[k]);
@@ -433,8 +442,10 @@ double cp_groups_us(const cp_groups *G, cp_group_kind k, cp_comm_kind op, double
 
 double cp_groups_pool_us(const cp_groups *G, cp_group_kind k, cp_comm_kind op, double bytes)
 {
-    const cp_group_model *m = cp_groups_model(G, k);
-    cp_group_model *mm;
+    /* the pool model is the cache's, shared by the threads; its memo is
+     * written under its lock */
+    cp_group_model *mm = G->active[k] ? G->use[k] : NULL;
+    const cp_group_model *m = mm;
     cp_xop xop;
     double us;
     if (!m)
@@ -456,8 +467,6 @@ double cp_groups_pool_us(const cp_groups *G, cp_group_kind k, cp_comm_kind op, d
     default:
         return -1;
     }
-    /* the pool model is the machine's, read-only but for its scratch */
-    mm = (cp_group_model *)(uintptr_t)m;
     pthread_mutex_lock(&mm->pool_mu);
     {
         int i, n = mm->nmemo < 16 ? mm->nmemo : 16;

@@ -31,6 +31,8 @@
 #include "llm/ops.h"
 
 /* The machine of one group shape: its host, window and collective model. */
+struct cp_a2a;
+
 typedef struct cp_group_model {
     cp_group_shape shape;
     int active;           /* the group has two or more GPUs */
@@ -47,6 +49,8 @@ typedef struct cp_group_model {
                              are mostly one size */
     int nmemo;
     int machine_hosts;    /* the hosts of the machine it was built for (the pool's sharing) */
+    struct cp_a2a *a2a;   /* owned: the all-to-all of a group of this shape when it served
+                             as an EP group (built once, alltoall.h), or NULL */
 } cp_group_model;
 
 /* Group machines kept across layouts (a search prices thousands of layouts
@@ -60,18 +64,16 @@ typedef struct cp_group_cache {
 
 void cp_group_cache_free(cp_group_cache *c);
 
-struct cp_a2a;
-
 typedef struct cp_groups {
     const cp_topo *machine;   /* borrowed */
     const cp_topo *base;      /* borrowed: the host the machine replicates (or the machine) */
     cp_group_shape shape[CP_G_KINDS];
     int active[CP_G_KINDS];   /* the kind has a group of two or more GPUs */
     cp_group_model *own[CP_G_KINDS]; /* owned: the models built for this layout alone */
-    const cp_group_model *use[CP_G_KINDS]; /* the model each kind prices with: its own, an
+    cp_group_model *use[CP_G_KINDS]; /* the model each kind prices with: its own, an
                                         earlier kind's of the same shape, or a cache's */
-    struct cp_a2a *a2a;       /* owned: the EP group's all-to-all (alltoall.h), NULL without
-                                 expert parallelism */
+    struct cp_a2a *a2a;       /* the EP group's all-to-all (alltoall.h), NULL without expert
+                                 parallelism: borrowed from its group model */
 } cp_groups;
 
 /* Build every group of layout l (resolved) on machine t (a single host, or

@@ -210,7 +210,7 @@ static int enumerate(enum_ctx *E)
     for (tp = 1; tp <= E->per_host; tp *= 2) {
         if (x->heads % tp)
             continue;
-        for (cp = 1; cp <= 64 && (cp == 1 || seq % (2 * cp) == 0); cp *= 2) {
+        for (cp = 1; cp <= 64 && (cp == 1 || seq % (2 * (int64_t)cp) == 0); cp *= 2) {
             if (E->gpus % (tp * cp))
                 break;
             for (pp = 1; pp <= x->layers + 2 && pp <= E->gpus / (tp * cp); pp++) {
@@ -405,15 +405,18 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
             continue;
         }
         cs.c[kept] = cs.c[i];
-        /* the TP and CP groups take few shapes: their collectives join the bound */
+        /* the TP, CP and expert groups take few shapes: their collectives
+         * (the experts' all-to-all too) join the bound */
         if ((rc = cp_groups_build_kinds(&tc, in->host, &l, in->net_gbs, &cache,
-                                        (1u << CP_G_TP) | (1u << CP_G_CP), e)))
+                                        (1u << CP_G_TP) | (1u << CP_G_CP) | (1u << CP_G_EP) |
+                                            (1u << CP_G_ETP), e)))
             break;
         cs.c[kept].lb_ms = cp_llm_lower_bound_ms(in->x, &cs.c[kept].l, in->g, &tc, &tiers);
         cp_groups_free(&tc);
         kept++;
     }
-    qsort(cs.c, (size_t)kept, sizeof *cs.c, cmp_cand);
+    if (kept > 1)
+        qsort(cs.c, (size_t)kept, sizeof *cs.c, cmp_cand);
     /* price in order of the bound, a batch of a few per thread at a time,
      * until the next bound cannot beat the K-th best */
     for (i = 0; i < kept && rc == CP_OK;) {

@@ -28,6 +28,14 @@ typedef struct packed {
     long index;
 } packed;
 
+/* Out of memory on any rank ends every rank: the ranking needs them all.
+ * MPI_Abort is not declared noreturn, so exit follows it. */
+static _Noreturn void abort_all(void)
+{
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
 static int gather(const cp_search_in *in, cp_search_out *out, void *ctx, cp_err *e)
 {
     int rank, size, i, r, total = 0, rc = CP_OK;
@@ -49,7 +57,7 @@ static int gather(const cp_search_in *in, cp_search_out *out, void *ctx, cp_err 
         displs = calloc((size_t)size, sizeof *displs);
     }
     if (!send || (rank == 0 && (!all || !counts || !displs)))
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        abort_all();
     for (i = 0; i < out->nhits; i++) {
         send[i].l = out->hits[i].l;
         send[i].index = out->hits[i].index;
@@ -63,7 +71,7 @@ static int gather(const cp_search_in *in, cp_search_out *out, void *ctx, cp_err 
             total += all[r].nhits;
         }
     if (rank == 0 && !(recv = calloc((size_t)total + 1, sizeof *recv)))
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        abort_all();
     MPI_Gatherv(send, out->nhits * (int)sizeof(packed), MPI_BYTE, recv, counts, displs,
                 MPI_BYTE, 0, MPI_COMM_WORLD);
     if (rank == 0) {
@@ -71,7 +79,7 @@ static int gather(const cp_search_in *in, cp_search_out *out, void *ctx, cp_err 
         long *idx = calloc((size_t)total + 1, sizeof *idx);
         cp_search_out merged;
         if (!ls || !idx)
-            MPI_Abort(MPI_COMM_WORLD, 1);
+            abort_all();
         for (i = 0; i < total; i++) {
             ls[i] = recv[i].l;
             idx[i] = recv[i].index;
