@@ -155,6 +155,11 @@ run: deps all
 	./coarse-plan pod -m models/bert-large.json,models/gpt2-medium.json,$(BUILD)/llama-3-8b.json \
 	    -t topologies/hgx-h100-pod.json -o reports/pod.csv --svg reports/pod.svg
 	./coarse-plan pod --collectives -t topologies/cccl-pod.json -o reports/cccl-pod.csv
+	@# where a pool pays at large-model scale (docs/pool.md): the best layout with and
+	@# without hgx-h100-pod's pool, three published configs, two sizes, three NIC rates
+	./coarse-plan search -m tests/data/good/hf/llama-3-8b.json,tests/data/good/hf/llama-3-70b.json,tests/data/good/hf/qwen3-30b-a3b.json \
+	    -t topologies/hgx-h100-pod.json --gbs 256 --seq 8192 --hosts 8,32 --net-gbs 50,12.5,3 \
+	    --csv reports/pool-pays.csv --svg reports/pool-pays.svg
 	@echo "make run: reports written to reports/"
 
 # ---------------------------------------------------------------- tests

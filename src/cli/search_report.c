@@ -152,6 +152,7 @@ int cli_report_svg(FILE *f, const cli_report_row *rows, int n)
     c.title = "Where a CXL pool pays: iteration time saved by the pool, best layout with it "
               "against best without (coarse-plan search)";
     c.ylabel = "time saved by the pool (%)";
+    c.note = "no bar: the pool saves nothing there (the same layout is fastest with and without it)";
     c.ncat = nc;
     c.cat = cats;
     c.nser = ns;

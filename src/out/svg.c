@@ -150,16 +150,19 @@ static bars_box bars_layout(const cp_bars *c)
     need = W_MARGIN + (int)ceil(cp_svg_text_px(c->title, TITLE_PX)) + 10;
     if (need > b.width)
         b.width = need;
-    b.top = H_TOP + LEGEND_ROW * (legend(NULL, c->ser, c->nser, NULL, W_MARGIN, b.width) - 1);
-    b.bottom = LABEL_GAP + (int)ceil(0.866 * lmax + 0.5 * desc) + 8;
-    if (b.bottom < 40)
-        b.bottom = 40;
     if (c->note) {
-        b.bottom += 18;
         need = 10 + (int)ceil(cp_svg_text_px(c->note, FONT_PX)) + 10;
         if (need > b.width)
             b.width = need;
     }
+    if (c->ncat > 0 && (b.width - b.left - 20) / c->ncat > b.slot) /* a wide title or note: */
+        b.slot = (b.width - b.left - 20) / c->ncat;                 /* the groups spread under it */
+    b.top = H_TOP + LEGEND_ROW * (legend(NULL, c->ser, c->nser, NULL, W_MARGIN, b.width) - 1);
+    b.bottom = LABEL_GAP + (int)ceil(0.866 * lmax + 0.5 * desc) + 8;
+    if (b.bottom < 40)
+        b.bottom = 40;
+    if (c->note)
+        b.bottom += 18;
     return b;
 }
 
@@ -197,7 +200,7 @@ int cp_svg_bars(const cp_bars *c, FILE *f)
     put_text(f, c->ylabel);
     fputs("</text>\n", f);
     for (i = 0; i < c->ncat; i++) {
-        int x0 = bx.left + i * bx.slot + 6;
+        int x0 = bx.left + i * bx.slot + (bx.slot - c->nser * 12) / 2; /* centred in its slot */
         for (s = 0; s < c->nser; s++) {
             double v = c->val[i * c->nser + s], h;
             if (!(v >= 0) || !isfinite(v))

@@ -359,6 +359,21 @@ static void row_search_process(const char *arg, char *res, size_t cap)
              time_process(gpt3_config, 2048, args, 5), arg, 8 * atoi(arg));
 }
 
+/* The layout search of a mixture of experts (Qwen3-30B-A3B's published
+ * config, read as the model) on the pod with a pool, 3 GB/s NICs: expert
+ * divisions, the all-to-all's two paths and the search run twice (with
+ * and without the pool).  arg: the hosts. */
+static void row_search_moe(const char *arg, char *res, size_t cap)
+{
+    char args[512];
+    snprintf(args, sizeof args, "search -m tests/data/good/hf/qwen3-30b-a3b.json "
+             "-t topologies/hgx-h100-pod.json --hosts %s --gbs 256 --seq 8192 --net-gbs 3 --top 1",
+             arg);
+    cli_once(args); /* warm the page cache */
+    snprintf(res, cap, "%.3f s a process (median of 3; %s hosts, %d GPUs)",
+             median_s(3, cli_once, args), arg, 8 * atoi(arg));
+}
+
 static const row rows[] = {
     {"load models/resnet50.json", row_load, "models/resnet50.json"},
     {"load models/gpt2-medium.json", row_load, "models/gpt2-medium.json"},
@@ -384,6 +399,8 @@ static const row rows[] = {
      "--hosts 128 --tp 8 --pp 8 --vp 8 --cp 2 --gbs 512"},
     {"search gpt-3 175b fp8, 64 hgx-h100", row_search_process, "64"},
     {"search gpt-3 175b fp8, 1,024 hgx-h100", row_search_process, "1024"},
+    {"search qwen3-30b-a3b with and without a pool, 8 hgx-h100-pod", row_search_moe, "8"},
+    {"search qwen3-30b-a3b with and without a pool, 32 hgx-h100-pod", row_search_moe, "32"},
 };
 
 /* Run one row in a child; print its result and the child's peak RSS. */

@@ -253,5 +253,39 @@ if "$BIN" search $gpt3 --top 1 --json >"$tmp/s.json" 2>"$tmp/err" &&
     ok "search's best GPT-3 175B layout ($(first_ms "$tmp/s.json") ms) no slower than MLPerf's ($(first_ms "$tmp/p.json") ms)"
 else bad "search vs MLPerf's GPT-3 layout: $(cat "$tmp/err")"; fi
 
+# 14. issue 23: a mixture of experts' search and predict share one
+#     evaluation.  Qwen3-30B-A3B (its published config read directly) on
+#     two hgx-h100-pod hosts with 3 GB/s NICs: the best layout the search
+#     prints (its expert divisions, recomputation and tiers included),
+#     priced again by predict with the same flags, costs what the search
+#     said to the 0.1 us the JSON prints; and the best with the pool is
+#     never slower than the best without it (the pool only adds options).
+moe="-m tests/data/good/hf/qwen3-30b-a3b.json -t topologies/hgx-h100-pod.json --hosts 2"
+moe="$moe --gbs 64 --seq 4096 --net-gbs 3"
+# the first value of a key in pretty-printed JSON: layouts[0]'s
+field() { sed -n "s/^ *\"$2\": \"*\([^\",]*\)\"*,*\$/\1/p" "$1" | head -n 1; }
+# a key's value inside the object that follows "$2": {
+after() { sed -n "/^  \"$2\": {/,/^  }/s/^ *\"$3\": \([0-9.]*\),*\$/\1/p" "$1" | head -n 1; }
+# shellcheck disable=SC2086
+if "$BIN" search $moe --top 1 --json >"$tmp/m.json" 2>"$tmp/err"; then
+    f="$tmp/m.json"
+    rl=$(field "$f" recompute_layers)
+    flags="--tp $(field "$f" tp) --pp $(field "$f" pp) --vp $(field "$f" vp) --cp $(field "$f" cp)"
+    flags="$flags --ep $(field "$f" ep) --etp $(field "$f" etp) --mbs $(field "$f" mbs)"
+    flags="$flags --zero $(field "$f" zero) --recompute $(field "$f" recompute)"
+    [ "$(field "$f" recompute)" = full ] && [ "$rl" != 0 ] && flags="$flags --recompute-layers $rl"
+    flags="$flags --offload-optimizer $(field "$f" offload_optimizer)"
+    flags="$flags --offload-activations $(field "$f" offload_activations)"
+    # shellcheck disable=SC2086
+    if "$BIN" predict $moe $flags --json >"$tmp/mp.json" 2>"$tmp/err" &&
+        s_ms=$(first_ms "$f") && p_ms=$(first_ms "$tmp/mp.json") &&
+        w=$(after "$f" best_with_pool iteration_ms) && wo=$(after "$f" best_without_pool iteration_ms) &&
+        [ -n "$s_ms" ] && [ -n "$p_ms" ] && [ -n "$w" ] && [ -n "$wo" ] &&
+        awk -v s="$s_ms" -v p="$p_ms" -v w="$w" -v wo="$wo" \
+            'BEGIN { d = s - p; if (d < 0) d = -d; exit !(d < 1e-4 && w + 0 <= wo + 0) }'; then
+        ok "Qwen3-30B-A3B: search's best ($flags) is $s_ms ms as predict prices it ($p_ms); with the pool $w <= without $wo"
+    else bad "Qwen3-30B-A3B search vs predict ($flags): $s_ms vs $p_ms, pool $w vs $wo: $(cat "$tmp/err")"; fi
+else bad "Qwen3-30B-A3B search: $(cat "$tmp/err")"; fi
+
 [ "$fail" -eq 0 ] && echo "flows: all passed"
 exit "$fail"
