@@ -29,12 +29,24 @@ int cp_fitnet_load(const char *path, int nodes, cp_fitnet_row **rows, int *n, cp
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     }
     while (fgets(line, sizeof line, f)) {
-        int nd;
-        double b, us, bus;
+        char *p = line, *end;
+        long nd;
+        double b = 0, us = 0;
+        int ok;
         lineno++;
         if (line[0] == '#' || strncmp(line, "nodes", 5) == 0 || line[0] == '\n')
             continue;
-        if (sscanf(line, "%d,%lf,%lf,%lf", &nd, &b, &us, &bus) != 4 || !(b > 0) || !(us > 0)) {
+        nd = strtol(p, &end, 10);
+        ok = end != p && *end == ',';
+        if (ok) {
+            b = strtod(p = end + 1, &end);
+            ok = end != p && *end == ',';
+        }
+        if (ok) {
+            us = strtod(p = end + 1, &end);
+            ok = end != p && *end == ',';
+        }
+        if (!ok || !(b > 0) || !(us > 0)) {
             fclose(f);
             free(*rows);
             *rows = NULL;
