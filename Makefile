@@ -256,12 +256,14 @@ bench: deps $(BUILD)/bench
 
 # ---------------------------------------------------------------- data
 NCCL_TABLES := ../shared/data/nccl-tests
-calibration: all $(BUILD)/fit-llm
+calibration: all $(BUILD)/fit-llm $(BUILD)/fit-net
 	./coarse-plan calibrate $(NCCL_TABLES)/v100-sxm2-8gpu-hybridcubemesh_konnase.txt \
 	    -t topologies/dgx1-v100.json
 	./coarse-plan calibrate $(NCCL_TABLES)/aws-p3dn-2node-16xV100_efa.txt \
 	    -t topologies/aws-p3dn.json --hosts 2
 	@echo "copy the fitted numbers into tools/topogen.py (CAL_LAUNCH_US, CAL_NVLINK) and src/topo/fabrics.c (efa-2019), then make topologies"
+	$(BUILD)/fit-net $(NCCL_TABLES)/p5-48xlarge_awsome.csv
+	@echo "copy nvls_eff into tools/topogen.py (CAL_NVLS), then make topologies; efa-2024 into src/topo/fabrics.c"
 	$(BUILD)/fit-llm
 	@echo "copy the fitted constants into src/llm/gpu.c's calibs[] (docs/calibration.md)"
 
@@ -269,6 +271,10 @@ calibration: all $(BUILD)/fit-llm
 # the published runs of ../shared/data/llm read in place.
 $(BUILD)/fit-llm: tools/fit-llm.c tests/unit/llm_rows.h $(LIB)
 	$(CC) $(ALLCFLAGS) $(CPPFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
+
+# nvls_eff and the efa-2024 fabric (docs/calibration.md): the p5 rows read in place.
+$(BUILD)/fit-net: tools/fit-net.c $(LIB)
+	$(CC) $(ALLCFLAGS) $(CPPFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 topologies:
 	python3 tools/topogen.py

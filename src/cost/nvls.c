@@ -156,8 +156,13 @@ int coll_nvls_build(coll_build *b)
     hop = NVLS_LAT_US / 2;         /* NCCL's NVLS latency, half per pass (reduce, multicast) */
     if (have) {
         /* AllReduce per GPU and direction: (1 + 1/n) x S; reduce-scatter and
-         * all-gather alone: S.  bw below is per unit of that load. */
-        double bw_ar = red < bc ? red : bc;
+         * all-gather alone: S.  bw below is per unit of that load.  The
+         * switches sum only what the multimem loads read (S per GPU's
+         * shares), not the multicast stores: per unit of the AllReduce's
+         * (1 + 1/n) S their limit is red x (1 + 1/n) (docs/collectives.md,
+         * B_nvls; issue 24 item 6: it was red, charging the stores too). */
+        double red_ar = red * (1 + 1 / n);
+        double bw_ar = red_ar < bc ? red_ar : bc;
         cp_alg_cost *rs = &c->cost[CP_OP_REDUCESCATTER][CP_ALG_NVLS];
         cp_alg_cost *ag = &c->cost[CP_OP_ALLGATHER][CP_ALG_NVLS];
         if (b->H == 1) {

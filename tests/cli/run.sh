@@ -7,6 +7,10 @@
 #   status   the expected exit status
 #   stdout   (optional) the exact expected standard output
 #   stderr   (optional) the exact expected standard error
+#   why.txt  the hand check of at least one number in the expected output
+#            (a closed form: bytes / bandwidth, FLOPs / peak, a sum of
+#            printed terms, a count, an error's line and column counted);
+#            a case without one fails, so no new case can skip it
 #   absent   (optional) files, one a line, relative to the case directory,
 #            that must not exist after the command (what a failing -o must
 #            not leave behind); no temporary .coarse-plan.* file may be left
@@ -43,6 +47,10 @@ for dir in tests/cases/*/; do
     status=$?
     want=$(cat "$dir/status")
     bad=""
+    # every case derives a number of its output by hand (docs/hardening.md, item 16)
+    if [ ! -s "$dir/why.txt" ] || ! grep -q '[0-9]' "$dir/why.txt"; then
+        bad="$bad no why.txt with a hand-checked number;"
+    fi
     [ "$status" = "$want" ] || bad="$bad status $status (expected $want);"
     if [ -f "$dir/stdout" ] && ! cmp -s "$tmp/out" "$dir/stdout"; then
         bad="$bad stdout differs;"

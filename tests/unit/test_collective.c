@@ -285,6 +285,40 @@ static void test_nvls(void **state)
     cp_topo_free(one);
 }
 
+/* Issue 24 item 6: the switch's reduction limit counts what it sums, the
+ * multimem loads' S per GPU, not the multicast stores.  Four GPUs on one
+ * NVSwitch as in test_nvls (100 GB/s links) but reducing at 100 GB/s: each
+ * GPU's one link gives the switch share 1, sum_g s_gk = 4.  Per unit of the
+ * AllReduce's (1 + 1/n) S = 1.25 S per GPU (docs/collectives.md, B_nvls):
+ *   switch: 100 / 4 x 1.25 = 31.25 GB/s, links 100: B_nvls = 31.25
+ *   T = 25 + 1.25 x 1e8 / 31.25e3 = 25 + 4000 = 4025 us
+ * (charging the stores as summed input gave 100 / 4 = 25 GB/s: 25 + 5000 =
+ * 5025).  Reduce-scatter alone sums the same S: 12.5 + 1e8 / 25e3 =
+ * 4012.5; all-gather sums nothing: 12.5 + 1e8 / 100e3 = 1012.5. */
+static void test_nvls_switch_bound(void **state)
+{
+    cp_topo *one = cp_topo_new("nvsw4-slow-reduce");
+    int g, sw, k;
+    char id[16];
+    cp_coll c;
+    cp_err e;
+    (void)state;
+    sw = cp_topo_add_node(one, "sw", CP_NVSWITCH, 0);
+    one->nodes[sw].reduce_gbs = 100;
+    for (k = 0; k < 4; k++) {
+        snprintf(id, sizeof id, "g%d", k);
+        g = cp_topo_add_node(one, id, CP_GPU, 0);
+        cp_topo_add_link(one, g, sw, CP_NVLINK, 100, 0, 0.5);
+    }
+    finish(one);
+    assert_int_equal(cp_coll_build(one, 1, &c, &e), CP_OK);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLREDUCE, CP_ALG_NVLS, S), 4025.0, 1e-6);
+    assert_near(cp_coll_time_us(&c, CP_OP_REDUCESCATTER, CP_ALG_NVLS, S), 4012.5, 1e-6);
+    assert_near(cp_coll_time_us(&c, CP_OP_ALLGATHER, CP_ALG_NVLS, S), 1012.5, 1e-6);
+    cp_coll_free(&c);
+    cp_topo_free(one);
+}
+
 /* Sixteen GPUs on one PCIe switch (12 GB/s, 1 us), g1..g15 a full NVLink
  * mesh (25 GB/s), g0 on PCIe alone.  No NVLink-only ring exists, and
  * searching for one visits every Hamiltonian path of the 15-GPU mesh (14!/2)
@@ -901,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_shared_pcie_uplink),
         cmocka_unit_test(test_two_host_hierarchical),
         cmocka_unit_test(test_nvls),
+        cmocka_unit_test(test_nvls_switch_bound),
         cmocka_unit_test(test_one_gpu_per_host),
         cmocka_unit_test(test_ring_search_bounded),
         cmocka_unit_test(test_too_many_gpus_per_host),

@@ -1385,8 +1385,25 @@ static void test_one_gpu(void **state)
 
 /* Published (../shared/data/README.md): ResNet-50 v1.5, PyTorch FP32, DGX-1
  * 16 GB, batch 112 per GPU: 367 img/s on one GPU = 112 / 367 = 305.2 ms,
- * 2855 img/s on eight = 112 / (2855 / 8) = 313.8 ms.  Predicted eight-GPU
- * iteration with --compute-ms 305.2 must be within 5% of 313.8. */
+ * 2855 img/s on eight = 112 / (2855 / 8) = 313.8 ms.  The eight-GPU
+ * iteration within 5% of 313.8 is a band [298.1, 329.5] that holds the
+ * one-GPU 305.2 itself: a model with no communication passed it.  What the
+ * pair measures is what eight GPUs add, tN - t1 (issue 24 item 14):
+ *   the throughputs are rounded to whole images a second, so
+ *   t1 in [112 / 367.5, 112 / 366.5] = [304.76, 305.59] ms and
+ *   t8 in [896 / 2855.5, 896 / 2854.5] = [313.78, 313.89] ms:
+ *   tN - t1 in [8.19, 9.13] ms measured.
+ * The model's part of it (docs/model.md P7 and the ring), by hand:
+ *   DDP's copies, into the buckets and back, 2 passes of c(S) = 2 S /
+ *   mem_gbs on S = 25,557,032 x 4 = 102,228,128 B at 900 GB/s:
+ *   2 x 2 x 102228128 / 900e6 = 0.4543 ms, on the compute stream;
+ *   the all-reduces of every bucket: at least the ring's bytes over every
+ *   NVLink a V100 has, 1.75 x 102228128 / (6 x 25e6 B/ms) = 1.193 ms of
+ *   communication, some of it exposed after the last bucket is ready.
+ * So tN - t1 > 0.4543 and comm >= 1.193; and it cannot exceed the
+ * measured 9.13 ms (the rest of the measured gap is not communication:
+ * the one-GPU run stepped SGD once per 8 micro-batches, docs/model.md P1,
+ * a known bias the model does not correct). */
 static void test_resnet50_dgx1(void **state)
 {
     cp_model *m;
@@ -1403,6 +1420,10 @@ static void test_resnet50_dgx1(void **state)
     assert_int_equal(cp_predictor_init(&pr, m, t, &o, &e), CP_OK);
     assert_int_equal(cp_predict(&pr, CP_S_AUTO, &o, 0, &p, &e), CP_OK);
     assert_rel(p.iteration_ms, 112.0 / (2855.0 / 8) * 1000, 0.05); /* 313.8 ms */
+    assert_true(p.comm_ms >= 1.75 * 102228128.0 / (6 * 25e6));            /* 1.193 ms */
+    assert_true(p.exposed_ms > 0);
+    assert_true(p.iteration_ms - o.compute_ms > 2 * 2 * 102228128.0 / 900e6); /* 0.4543 */
+    assert_true(p.iteration_ms - o.compute_ms <= 896.0 / 2854.5 * 1000 - 112.0 / 367.5 * 1000);
     cp_predictor_free(&pr);
     cp_topo_free(t);
     cp_model_free(m);
