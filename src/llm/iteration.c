@@ -564,15 +564,109 @@ int cp_llm_predict(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
     return predict_at(x, &lk, g, G, o, rc, out, e);
 }
 
+/* What the passes of a block depend on in one search: the degrees inside
+ * a stage, the micro-batch, the recomputation and the group models (the
+ * cache's, so equal pointers are equal machines).  The model, the GPU and
+ * the framework's settings are the search's own. */
+typedef struct bound_key {
+    int tp, cp, mbs, ep, etp, sp, rc;
+    const void *grp[CP_G_KINDS];
+} bound_key;
+
+typedef struct bound_entry {
+    bound_key k;
+    passes P;
+    int used;
+} bound_entry;
+
+struct cp_llm_bound_memo {
+    bound_entry *e;  /* [cap], open addressing */
+    size_t cap, n;
+};
+
+cp_llm_bound_memo *cp_llm_bound_memo_new(void)
+{
+    cp_llm_bound_memo *m = calloc(1, sizeof *m);
+    if (m && !(m->e = calloc(m->cap = 256, sizeof *m->e))) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void cp_llm_bound_memo_free(cp_llm_bound_memo *m)
+{
+    if (!m)
+        return;
+    free(m->e);
+    free(m);
+}
+
+static size_t key_hash(const bound_key *k)
+{
+    size_t h = 14695981039346656037u, i;
+    const unsigned char *b = (const unsigned char *)k;
+    for (i = 0; i < sizeof *k; i++)
+        h = (h ^ b[i]) * 1099511628211u;
+    return h;
+}
+
+/* The slot of key k: its entry, or the empty one it would take. */
+static bound_entry *slot(bound_entry *e, size_t cap, const bound_key *k)
+{
+    size_t i = key_hash(k) & (cap - 1);
+    while (e[i].used && memcmp(&e[i].k, k, sizeof *k) != 0)
+        i = (i + 1) & (cap - 1);
+    return &e[i];
+}
+
+/* Keep P under k; a full table doubles, and out of memory only forgets. */
+static void remember(cp_llm_bound_memo *m, const bound_key *k, const passes *P)
+{
+    bound_entry *s;
+    if (2 * (m->n + 1) > m->cap) {
+        size_t cap = 2 * m->cap, i;
+        bound_entry *e = calloc(cap, sizeof *e);
+        if (!e)
+            return;
+        for (i = 0; i < m->cap; i++)
+            if (m->e[i].used)
+                *slot(e, cap, &m->e[i].k) = m->e[i];
+        free(m->e);
+        m->e = e, m->cap = cap;
+    }
+    s = slot(m->e, m->cap, k);
+    s->k = *k, s->P = *P, s->used = 1;
+    m->n++;
+}
+
 double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
-                             const cp_groups *tp_cp, const cp_tiers *tiers)
+                             const cp_groups *tp_cp, const cp_tiers *tiers,
+                             cp_llm_bound_memo *memo)
 {
     cp_layout lk = *l;
     cp_recompute rc = cp_llm_resolve_recompute(x, &lk, g);
     int p = lk.pp, v = lk.vp, r = p - 1, c, G;
     double fill = 0, busy = 0;
     passes P;
-    price_passes(x, &lk, g, tp_cp, rc, &P);
+    bound_key key;
+    bound_entry *hit = NULL;
+    if (memo) {
+        memset(&key, 0, sizeof key); /* the padding too: keys compare as bytes */
+        key.tp = lk.tp, key.cp = lk.cp, key.mbs = lk.mbs, key.ep = lk.ep, key.etp = lk.etp;
+        key.sp = lk.sp, key.rc = (int)rc;
+        if (tp_cp)
+            for (c = 0; c < CP_G_KINDS; c++)
+                key.grp[c] = tp_cp->active[c] ? (const void *)tp_cp->use[c] : NULL;
+        hit = slot(memo->e, memo->cap, &key);
+    }
+    if (hit && hit->used)
+        P = hit->P;
+    else {
+        price_passes(x, &lk, g, tp_cp, rc, &P);
+        if (memo)
+            remember(memo, &key, &P);
+    }
     /* the first micro-batch reaches the last stage through chunks 0 .. p-2,
      * and the last one's gradient returns through them (eq. S2): the last
      * stage's work lies between */

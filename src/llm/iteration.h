@@ -88,13 +88,24 @@ void cp_llm_result_free(cp_llm_result *r);
  * recomputation; eq. M5). */
 cp_recompute cp_llm_resolve_recompute(const cp_xformer *x, cp_layout *l, const cp_gpu *g);
 
+/* The per-block pass prices the bound shares among layouts that differ
+ * only in their pipeline, sharding and tiers: one search keeps one
+ * (cp_llm_bound_memo_new), owned by it and freed with
+ * cp_llm_bound_memo_free.  Not for threads. */
+typedef struct cp_llm_bound_memo cp_llm_bound_memo;
+
+cp_llm_bound_memo *cp_llm_bound_memo_new(void);
+void cp_llm_bound_memo_free(cp_llm_bound_memo *m);
+
 /* A lower bound on cp_llm_predict's iteration for layout l, from its
  * kernels and, when tp_cp is given (groups built for the TP and CP kinds
  * only), their TP and CP collectives: the last stage's work plus the first
  * micro-batch's way to it and the last one's way back, plus its optimizer
- * step (search.c prunes with it). */
+ * step (search.c prunes with it).  memo (may be NULL) remembers the
+ * passes by the block's degrees, recomputation and group models. */
 double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
-                             const cp_groups *tp_cp, const cp_tiers *tiers);
+                             const cp_groups *tp_cp, const cp_tiers *tiers,
+                             cp_llm_bound_memo *memo);
 
 /* One transformer block's forward and backward (recomputation included)
  * for one micro-batch on one GPU, ms: what Korthikanti et al.'s Table 4

@@ -39,27 +39,34 @@ void cp_moe_dense_view(const cp_xformer *x, cp_xformer *d)
         d->ffn = x->moe.dense_ffn;
 }
 
-/* The first block of global chunk G: the blocks of the chunks before it. */
+/* The first block of global chunk G: the blocks of the chunks before it,
+ * every chunk layers_per_chunk but the first (one less when the embedding
+ * and the loss take a block's place, cp_layout_chunk_layers). */
 static int64_t chunk_start(const cp_layout *l, int G)
 {
-    int64_t n = 0;
-    int j;
-    for (j = 0; j < G; j++)
-        n += cp_layout_chunk_layers(l, j);
+    int64_t n = (int64_t)G * l->layers_per_chunk;
+    if (l->ends_in_split && G > 0)
+        n--;
     return n;
+}
+
+/* The routed blocks among blocks 0 .. n-1: i >= dense_layers with
+ * (i - dense_layers + 1) a multiple of `every` (cp_moe_block_is_moe),
+ * counted in closed form. */
+static int64_t moe_below(const cp_xformer *x, int64_t n)
+{
+    int64_t every = x->moe.every > 0 ? x->moe.every : 1;
+    if (!cp_moe_on(x) || n <= x->moe.dense_layers)
+        return 0;
+    return (n - x->moe.dense_layers) / every;
 }
 
 void cp_moe_chunk_blocks(const cp_xformer *x, const cp_layout *l, int G, int64_t *dense,
                          int64_t *moe)
 {
-    int64_t first = chunk_start(l, G), n = cp_layout_chunk_layers(l, G), i;
-    *dense = *moe = 0;
-    for (i = first; i < first + n; i++) {
-        if (cp_moe_block_is_moe(x, i))
-            (*moe)++;
-        else
-            (*dense)++;
-    }
+    int64_t first = chunk_start(l, G), n = cp_layout_chunk_layers(l, G);
+    *moe = moe_below(x, first + n) - moe_below(x, first);
+    *dense = n - *moe;
 }
 
 /* --------------------------------------------------------------------- */
@@ -404,24 +411,27 @@ double cp_moe_model_params(const cp_xformer *x, double *active)
 void cp_moe_stage_params(const cp_xformer *x, const cp_layout *l, int r, double *dense,
                          double *expert)
 {
-    double moe_ex = 0, moe_p = 0, dense_p = -1;
-    int64_t nmoe = 0, ndense = 0;
+    double moe_ex = 0, moe_p = 0, dense_p = 0;
+    int64_t nmoe = 0, ndense = 0, first_moe = -1, first_dense = -1;
     int c;
     for (c = 0; c < l->vp; c++) {
         int G = c * l->pp + r;
-        int64_t first = chunk_start(l, G), n = cp_layout_chunk_layers(l, G), i;
-        for (i = first; i < first + n; i++) {
-            if (!cp_moe_block_is_moe(x, i)) {
-                if (dense_p < 0)
-                    dense_p = cp_moe_block_params(x, i, NULL);
-                ndense++;
-            } else {
-                if (nmoe++ == 0)
-                    moe_p = cp_moe_block_params(x, i, &moe_ex);
-            }
-        }
+        int64_t first = chunk_start(l, G), n = cp_layout_chunk_layers(l, G), m;
+        m = moe_below(x, first + n) - moe_below(x, first);
+        nmoe += m;
+        ndense += n - m;
+        if (m > 0 && first_moe < 0) /* a routed block: the first after `first` */
+            for (first_moe = first; !cp_moe_block_is_moe(x, first_moe); first_moe++)
+                ;
+        if (n - m > 0 && first_dense < 0)
+            for (first_dense = first; cp_moe_block_is_moe(x, first_dense); first_dense++)
+                ;
     }
-    *dense = (double)ndense * (dense_p > 0 ? dense_p : 0) + (double)nmoe * (moe_p - moe_ex);
+    if (first_dense >= 0)
+        dense_p = cp_moe_block_params(x, first_dense, NULL);
+    if (first_moe >= 0)
+        moe_p = cp_moe_block_params(x, first_moe, &moe_ex);
+    *dense = (double)ndense * dense_p + (double)nmoe * (moe_p - moe_ex);
     *expert = (double)nmoe * moe_ex;
 }
 

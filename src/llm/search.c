@@ -104,15 +104,20 @@ static int dominated(const enum_ctx *E, const cp_layout *l)
 }
 
 /* Offer one layout: resolved and not dominated, it joins this part's
- * candidates. */
-static int offer(enum_ctx *E, cp_layout *l)
+ * candidates.  *uniform caches cp_layout_uniform for the layout's degrees
+ * (-1 unknown): the groups' spread does not change with the chunks, the
+ * micro-batch, the sharding or the tiers. */
+static int offer(enum_ctx *E, cp_layout *l, int *uniform)
 {
     long i = E->index++;
     if (i % E->in->nparts != E->in->part)
         return 0;
     cp_err_clear(&E->scratch);
-    if (cp_layout_resolve(l, E->in->x, E->gpus, E->per_host, &E->scratch) != CP_OK ||
-        !cp_layout_uniform(l)) /* predict refuses both */
+    if (cp_layout_resolve(l, E->in->x, E->gpus, E->per_host, &E->scratch) != CP_OK)
+        return 0;
+    if (*uniform < 0)
+        *uniform = cp_layout_uniform(l);
+    if (!*uniform) /* predict refuses it */
         return 0;
     E->considered++;
     if (dominated(E, l)) {
@@ -154,11 +159,14 @@ static int enumerate_inner(enum_ctx *E, int tp, int cp, int pp)
     const cp_xformer *x = in->x;
     long dp = E->gpus / ((long)tp * cp * pp), per;
     int mbs, vp, k, nz, z[3], max_vp = in->max_vp > 0 ? in->max_vp : 16, ne, ep[64], etp[64];
+    int uniform[64];
     if (dp < 1 || in->gbs % dp)
         return 0;
     per = in->gbs / dp;
     nz = zero_options(in->fw, pp, z);
     ne = expert_options(x, in->moe, tp, (long)tp * cp * dp, ep, etp);
+    for (k = 0; k < ne; k++)
+        uniform[k] = -1;
     for (vp = 1; vp <= (pp > 1 ? max_vp : 1); vp++) {
         long chunks = (long)pp * vp;
         if (x->layers % chunks && (pp < 2 || (x->layers + 2) % chunks))
@@ -190,7 +198,7 @@ static int enumerate_inner(enum_ctx *E, int tp, int cp, int pp)
                         l.recompute_layers = 0;
                         l.recompute = CP_RC_AUTO;
                         l.offload_opt = to, l.offload_act = ta;
-                        if (offer(E, &l))
+                        if (offer(E, &l, &uniform[k / nz]))
                             return -1;
                     }
             }
@@ -361,6 +369,7 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
     cands cs = {NULL, 0, 0};
     cp_group_cache cache;
     cp_tiers tiers;
+    cp_llm_bound_memo *memo = NULL;
     enum_ctx E;
     long i, kept = 0;
     int rc = CP_OK, top = in->top > 0 ? in->top : 1;
@@ -377,7 +386,8 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
     if (!in->pool)
         tiers.t[CP_TIER_POOL].available = 0;
     E.tiers = &tiers;
-    if (!(out->hits = calloc((size_t)top, sizeof *out->hits)) || enumerate(&E)) {
+    if (!(out->hits = calloc((size_t)top, sizeof *out->hits)) ||
+        !(memo = cp_llm_bound_memo_new()) || enumerate(&E)) {
         rc = cp_fail(e, CP_EINTERNAL, "out of memory");
         goto done;
     }
@@ -411,7 +421,7 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
                                         (1u << CP_G_TP) | (1u << CP_G_CP) | (1u << CP_G_EP) |
                                             (1u << CP_G_ETP), e)))
             break;
-        cs.c[kept].lb_ms = cp_llm_lower_bound_ms(in->x, &cs.c[kept].l, in->g, &tc, &tiers);
+        cs.c[kept].lb_ms = cp_llm_lower_bound_ms(in->x, &cs.c[kept].l, in->g, &tc, &tiers, memo);
         cp_groups_free(&tc);
         kept++;
     }
@@ -433,6 +443,7 @@ int cp_search_run(const cp_search_in *in, cp_search_out *out, cp_err *e)
     out->groups = cache.n;
 done:
     free(cs.c);
+    cp_llm_bound_memo_free(memo);
     cp_group_cache_free(&cache);
     if (rc)
         cp_search_free(out);
