@@ -602,20 +602,35 @@ void cp_llm_bound_memo_free(cp_llm_bound_memo *m)
     free(m);
 }
 
+/* FNV-1a over the key's fields (not its bytes: padding is not data). */
 static size_t key_hash(const bound_key *k)
 {
-    size_t h = 14695981039346656037u, i;
-    const unsigned char *b = (const unsigned char *)k;
-    for (i = 0; i < sizeof *k; i++)
-        h = (h ^ b[i]) * 1099511628211u;
+    size_t h = 14695981039346656037u;
+    int i, f[7] = {k->tp, k->cp, k->mbs, k->ep, k->etp, k->sp, k->rc};
+    for (i = 0; i < 7; i++)
+        h = (h ^ (size_t)(unsigned)f[i]) * 1099511628211u;
+    for (i = 0; i < CP_G_KINDS; i++)
+        h = (h ^ (size_t)k->grp[i]) * 1099511628211u;
     return h;
+}
+
+static int key_eq(const bound_key *a, const bound_key *b)
+{
+    int i;
+    if (a->tp != b->tp || a->cp != b->cp || a->mbs != b->mbs || a->ep != b->ep ||
+        a->etp != b->etp || a->sp != b->sp || a->rc != b->rc)
+        return 0;
+    for (i = 0; i < CP_G_KINDS; i++)
+        if (a->grp[i] != b->grp[i])
+            return 0;
+    return 1;
 }
 
 /* The slot of key k: its entry, or the empty one it would take. */
 static bound_entry *slot(bound_entry *e, size_t cap, const bound_key *k)
 {
     size_t i = key_hash(k) & (cap - 1);
-    while (e[i].used && memcmp(&e[i].k, k, sizeof *k) != 0)
+    while (e[i].used && !key_eq(&e[i].k, k))
         i = (i + 1) & (cap - 1);
     return &e[i];
 }
@@ -652,7 +667,7 @@ double cp_llm_lower_bound_ms(const cp_xformer *x, const cp_layout *l, const cp_g
     bound_key key;
     bound_entry *hit = NULL;
     if (memo) {
-        memset(&key, 0, sizeof key); /* the padding too: keys compare as bytes */
+        memset(&key, 0, sizeof key);
         key.tp = lk.tp, key.cp = lk.cp, key.mbs = lk.mbs, key.ep = lk.ep, key.etp = lk.etp;
         key.sp = lk.sp, key.rc = (int)rc;
         if (tp_cp)
