@@ -171,6 +171,7 @@ cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/readme.sh
 	@BIN=$(BIN) sh tests/cli/svg.sh
 	@BIN=$(BIN) sh tests/cli/devfull.sh
+	@BIN=$(BIN) sh tests/cli/trust.sh
 
 # coarse-run on plans the script writes (skips, saying so, without Open MPI)
 run-tests: $(BIN) $(if $(HAVE_MPI),$(RUN_BIN) $(SEARCH_BIN))
