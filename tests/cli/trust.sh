@@ -91,5 +91,35 @@ if [ "$st" -eq 2 ] && grep -q 'the CXL pool has 80 memory devices' "$tmp/err"
 then ok "item 4: simulate on the 80-device pool refused"
 else bad "item 4: simulate on the 80-device pool refused (exit $st): $(cat "$tmp/err")"; fi
 
+# --- item 7: a strategy or algorithm that cannot run says why.  Every
+# strategy predict takes and every collective algorithm, on every shipped
+# topology alone and (where it is one host) over 2 hosts: no refusal ends
+# in ": " or ":" with nothing after it (predict -s tree on cccl-pod said
+# "strategy tree is not available on cccl-pod: ")
+empty=0 runs=0
+for t in topologies/*.json; do
+    for h in 1 2; do
+        for s in ring tree auto hier collnet ps proxy coarse best mpi coarse-mpi pool; do
+            runs=$((runs + 1))
+            "$BIN" predict -m models/resnet50.json -t "$t" --hosts $h --compute-ms 100 -s $s \
+                >/dev/null 2>"$tmp/err"
+            if grep -q ':  *$\|:$' "$tmp/err"; then
+                empty=$((empty + 1)); echo "     empty reason: predict -t $t --hosts $h -s $s"
+                cat "$tmp/err"
+            fi
+        done
+        for a in ring tree nvls hier ps collnet pool; do
+            runs=$((runs + 1))
+            "$BIN" collective -t "$t" --hosts $h -a $a -b 1M -e 1M >/dev/null 2>"$tmp/err"
+            if grep -q ':  *$\|:$' "$tmp/err"; then
+                empty=$((empty + 1)); echo "     empty reason: collective -t $t --hosts $h -a $a"
+                cat "$tmp/err"
+            fi
+        done
+    done
+done
+if [ "$empty" -eq 0 ]; then ok "item 7: $runs refusals and answers, none with an empty reason"
+else bad "item 7: $empty of $runs runs refused without a reason"; fi
+
 [ "$fail" -eq 0 ] && echo "trust: all passed"
 exit "$fail"
