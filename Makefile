@@ -318,7 +318,7 @@ HARD_LINT_C        := $(shell find src tests/fuzz tests/robust -name '*.c' \
                         $(if $(HAVE_MPI),,! -path 'src/run/*' ! -path 'src/mpisearch/*') | LC_ALL=C sort)
 
 .PHONY: deps-fuzz fuzz-build fuzz fuzz-smoke hard-asan-bin robust robust-smoke replay \
-        determinism valgrind lint test-hardening
+        determinism valgrind lint test-hardening oom
 
 deps-fuzz:
 	@./tools/deps.sh --fuzz
@@ -374,7 +374,13 @@ valgrind: $(BIN)
 lint:
 	@sh tools/lint.sh $(HARD_LINT_C)
 
+# out of memory: the allocation-failure shim on the plain binary only
+# (tests/hardening/oom.sh; ASan replaces the allocator)
+oom: $(BIN)
+	@BIN=$(BIN) sh tests/hardening/oom.sh
+
 test-hardening:
+	@$(MAKE) --no-print-directory oom
 	@$(MAKE) --no-print-directory replay
 	@$(MAKE) --no-print-directory robust-smoke
 	@$(MAKE) --no-print-directory determinism
