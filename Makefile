@@ -164,8 +164,16 @@ run: deps all
 
 # ---------------------------------------------------------------- tests
 # test-one: one build flavour (plain or sanitized, chosen by BUILD/SAN).
+# Each suite's output is kept to count what cmocka reports SKIPPED (tests
+# that need ../shared/data: tests/unit/testutil.h's SHARED_DATA, which
+# CFLAGS=-DSHARED_DATA='"/elsewhere"' moves), printed at the end.
 unit: $(UNIT_BIN)
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+	@set -e; skipped=0; log=$(BUILD)/tests/unit.log; \
+	for t in $(UNIT_BIN); do echo "== $$t"; \
+	    if $$t >$$log 2>&1; then cat $$log; else cat $$log; exit 1; fi; \
+	    n=$$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:$$/\1/p' $$log); \
+	    skipped=$$((skipped + $${n:-0})); done; \
+	echo "make unit: all suites passed; $$skipped test(s) SKIPPED"
 
 cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/run.sh
@@ -175,6 +183,8 @@ cli: $(BIN) examples/plan_reader
 	@BIN=$(BIN) sh tests/cli/clidoc.sh --check
 	@BIN=$(BIN) sh tests/cli/readme.sh
 	@BIN=$(BIN) sh tests/cli/svg.sh
+	@BIN=$(BIN) sh tests/cli/devfull.sh
+	@BIN=$(BIN) sh tests/cli/trust.sh
 
 # coarse-run on plans the script writes (skips, saying so, without Open MPI)
 run-tests: $(BIN) $(if $(HAVE_MPI),$(RUN_BIN) $(SEARCH_BIN))
@@ -319,7 +329,7 @@ HARD_LINT_C        := $(shell find src tests/fuzz tests/robust -name '*.c' \
                         $(if $(HAVE_MPI),,! -path 'src/run/*' ! -path 'src/mpisearch/*') | LC_ALL=C sort)
 
 .PHONY: deps-fuzz fuzz-build fuzz fuzz-smoke hard-asan-bin robust robust-smoke replay \
-        determinism valgrind lint test-hardening
+        determinism valgrind lint test-hardening oom
 
 deps-fuzz:
 	@./tools/deps.sh --fuzz
@@ -375,7 +385,13 @@ valgrind: $(BIN)
 lint:
 	@sh tools/lint.sh $(HARD_LINT_C)
 
+# out of memory: the allocation-failure shim on the plain binary only
+# (tests/hardening/oom.sh; ASan replaces the allocator)
+oom: $(BIN)
+	@BIN=$(BIN) sh tests/hardening/oom.sh
+
 test-hardening:
+	@$(MAKE) --no-print-directory oom
 	@$(MAKE) --no-print-directory replay
 	@$(MAKE) --no-print-directory robust-smoke
 	@$(MAKE) --no-print-directory determinism

@@ -109,8 +109,8 @@ int cpl_host_count(const cpl_plan *p);
 const char *cpl_dtype(const cpl_plan *p);
 
 /* The participants besides the GPUs: every device some route names, the
- * plan's `proxies` first in their order, then the others (CPU sockets) in
- * order of first mention.  A runtime with one process per participant
+ * plan's `proxies` first in their order, then the others (CPU sockets, a
+ * pool's memory devices) in order of first mention.  A runtime with one process per participant
  * gives GPU g rank g and device d rank cpl_gpu_count() + d. */
 size_t cpl_device_count(const cpl_plan *p);
 const char *cpl_device_name(const cpl_plan *p, size_t d); /* NULL when out of range */

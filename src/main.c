@@ -6,6 +6,7 @@
  * (core/version.h).  Exit status: 0 success, 1 internal failure,
  * 2 bad input or usage (DESIGN.md section 3).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +60,27 @@ static int unknown_command(const char *word)
     return 2;
 }
 
+/* The one place every command's standard output is checked (issue 24,
+ * item 1): a command prints with plain printf and fputs, whose errors are
+ * sticky in the stream, so a full disk or a closed pipe reader is seen here,
+ * after the command returns, by flushing and asking ferror.  A command that
+ * succeeded but whose answer was not written exits 1 with a message; one
+ * that already failed keeps its status (its message is on stderr). */
+static int finish(int rc)
+{
+    int err;
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    err = errno;
+    if (rc == 0) {
+        fprintf(stderr, "coarse-plan: internal error: writing to standard output failed%s%s\n",
+                err ? ": " : "", err ? strerror(err) : "");
+        rc = 1;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     size_t i;
@@ -69,14 +91,14 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
-        return 0;
+        return finish(0);
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("coarse-plan %s\n", CP_VERSION);
-        return 0;
+        return finish(0);
     }
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+            return finish(commands[i].run(argc - 1, argv + 1));
     return unknown_command(argv[1]);
 }

@@ -232,8 +232,13 @@ static int rows(const opts *o, const cp_model *m, const cp_topo *t, double mg, d
         snprintf(mgs, sizeof mgs, "%g", mg);
     if (mr > 0)
         snprintf(mrs, sizeof mrs, "%g", mr);
-    if (cp_predict(&pr, CP_S_RING, &o->p, 0, &ring, e) == CP_OK && ring.available)
-        ring_ms = ring.iteration_ms;
+    { /* the speed-up column; a failure to price ring is not "no ring" */
+        int rr = cp_predict(&pr, CP_S_RING, &o->p, 0, &ring, e);
+        if (rr == CP_EINTERNAL)
+            rc = rr;
+        else if (rr == CP_OK && ring.available)
+            ring_ms = ring.iteration_ms;
+    }
     for (k = 0; k < o->ns && rc == CP_OK; k++) {
         cp_prediction p;
         rc = cp_predict_any(&pr, o->strat[k], &o->p, 0, 0, &p, e);

@@ -174,7 +174,6 @@ static int write_plan(const opts *o, const cp_plan *p, cp_err *e)
     memset(&in, 0, sizeof in);
     in.model_path = o->model;
     in.topo_path = o->topo;
-    in.hosts = o->hosts;
     if ((rc = file_hash(o->model, &in.model_hash, e)) || (rc = file_hash(o->topo, &in.topo_hash, e)))
         return rc;
     if ((rc = cp_plan_check_waits(p, e)))
@@ -196,6 +195,23 @@ static int write_plan(const opts *o, const cp_plan *p, cp_err *e)
     return rc;
 }
 
+/* A plan numbers its GPUs host-major, as many on each host
+ * (docs/plan-format.md, topology.hosts): a runtime places GPU g on host
+ * g / (G / hosts).  A topology file whose GPUs are listed otherwise would
+ * give a plan that places them wrongly, so it is refused at its nodes. */
+static int host_major(const cp_topo *t, cp_err *e)
+{
+    int g, per = t->ngpus / t->nhosts;
+    for (g = 0; g < t->ngpus; g++)
+        if (t->ngpus % t->nhosts || t->nodes[t->gpus[g]].host != g / per)
+            return cp_fail_at(e, CP_EINPUT, t->src_path, t->nodes[t->gpus[g]].src_line, 0, NULL,
+                              "a plan needs the GPUs listed host by host, as many on each of "
+                              "the %d hosts; GPU %s (host %d) is GPU %d of %d", t->nhosts,
+                              t->nodes[t->gpus[g]].id, t->nodes[t->gpus[g]].host, g,
+                              t->ngpus);
+    return CP_OK;
+}
+
 static int run(const opts *o, cp_err *e)
 {
     cp_model *m = NULL;
@@ -205,7 +221,8 @@ static int run(const opts *o, cp_err *e)
     cp_plan_opts po = o->p;
     cli_meter mt;
     int rc, have_pr = 0, have_plan = 0;
-    if ((rc = cp_model_load(o->model, &m, e)) || (rc = cp_topo_load_machine(o->topo, 0, o->hosts, &t, e)))
+    if ((rc = cp_model_load(o->model, &m, e)) ||
+        (rc = cp_topo_load_machine(o->topo, 0, o->hosts, &t, e)) || (rc = host_major(t, e)))
         goto done;
     if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o->p.pred, e), e, o->model)))
         goto done;

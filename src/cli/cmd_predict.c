@@ -724,8 +724,13 @@ static int run(const opts *oin, cp_err *e)
             rc = cp_fail(e, CP_EINPUT, "strategy %s is not available on %s: %s",
                          cp_strategy_name(o.list[k]), t->name, res[k].why_not);
     }
-    if (rc == CP_OK && cp_predict(&pr, CP_S_RING, &o.p, 0, &ring, e) == CP_OK && ring.available)
-        ring_ms = ring.iteration_ms;
+    if (rc == CP_OK) { /* the vs_ring column; a failure to price ring is not "no ring" */
+        int rr = cp_predict(&pr, CP_S_RING, &o.p, 0, &ring, e);
+        if (rr == CP_EINTERNAL)
+            rc = rr;
+        else if (rr == CP_OK && ring.available)
+            ring_ms = ring.iteration_ms;
+    }
     if (rc == CP_OK)
         rc = cp_model_states(&pr, &o.p, &mem, e);
     if (rc == CP_OK && o.svg) /* before anything is printed: a failure prints nothing */

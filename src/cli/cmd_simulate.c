@@ -25,6 +25,33 @@ static const cli_usage_text usage = {
     "cannot wait in a cycle, and every operation completed).\n",
     NULL};
 
+/* The machine a plan of `hosts` hosts was made on, from its topology file:
+ * the file itself when it describes those hosts, or that many copies of a
+ * single-host file (plan --hosts).  Plans written before issue 24 recorded
+ * the --hosts given, 1 for a multi-host file: a plan of one host on a file
+ * of several is such a plan, made on the whole file. */
+static int plan_hosts(const char *file, int hosts, const char *plan_path, cp_topo **t, cp_err *e)
+{
+    cp_topo *f;
+    int rc = cp_topo_load(file, &f, e);
+    if (rc)
+        return rc;
+    if (f->nhosts == hosts || hosts == 1) {
+        *t = f;
+        return CP_OK;
+    }
+    if (f->nhosts > 1) {
+        rc = cp_fail_at(e, CP_EINPUT, plan_path, 0, 0, "topology.hosts",
+                        "the plan was made for %d hosts; %s describes %d", hosts, file,
+                        f->nhosts);
+        cp_topo_free(f);
+        return rc;
+    }
+    rc = cp_topo_replicate(f, hosts, t, e);
+    cp_topo_free(f);
+    return rc;
+}
+
 /* The topology the plan names, refusing it when its content changed. */
 static int plan_topology(const cpl_plan *p, const char *plan_path, cp_topo **t, cp_err *e)
 {
@@ -43,7 +70,7 @@ static int plan_topology(const cpl_plan *p, const char *plan_path, cp_topo **t, 
         return cp_fail_at(e, CP_EINPUT, plan_path, 0, 0, "topology.hash",
                           "%s changed since the plan was made (hash %s, plan says %s): re-plan, "
                           "or give -t to replay anyway", file, have, want);
-    return cp_topo_load_hosts(file, cpl_host_count(p), t, e);
+    return plan_hosts(file, cpl_host_count(p), plan_path, t, e);
 }
 
 /* Resources by decreasing utilisation, at most n of them (selection: n is
@@ -95,7 +122,8 @@ int cmd_simulate(int argc, char **argv)
     cp_err_clear(&e);
     rc = cp_planfile_load(plan_path, &p, &e);
     if (rc == CP_OK)
-        rc = topo_path ? cp_topo_load(topo_path, &t, &e) : plan_topology(p, plan_path, &t, &e);
+        rc = topo_path ? plan_hosts(topo_path, cpl_host_count(p), plan_path, &t, &e)
+                       : plan_topology(p, plan_path, &t, &e);
     if (rc == CP_OK)
         rc = cp_simulate(p, t, &r, &e);
     if (rc == CP_OK) {

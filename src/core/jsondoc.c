@@ -55,6 +55,24 @@ int cp_jdoc_load_text(cp_jdoc *d, const char *path, const char *text, size_t len
     d->text[len] = '\0';
     d->len = len;
     d->root = json_loadb(d->text, d->len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!d->root && json_error_code(&jerr) != json_error_out_of_memory) {
+        /* jansson reports a failed allocation inside a string or a number as
+         * a syntax error there; the text is at fault only if a second parse
+         * fails too (issue 24, item 5: out of memory is not bad input) */
+        json_error_t again;
+        json_t *v = json_loadb(d->text, d->len, JSON_REJECT_DUPLICATES, &again);
+        if (v) {
+            json_decref(v);
+            cp_jdoc_free(d);
+            return cp_fail(e, CP_EINTERNAL, "%s: reading JSON failed (out of memory?): %s",
+                           path, jerr.text);
+        }
+        jerr = again;
+    }
+    if (!d->root && json_error_code(&jerr) == json_error_out_of_memory) {
+        cp_jdoc_free(d);
+        return cp_fail(e, CP_EINTERNAL, "%s: out of memory reading JSON", path);
+    }
     if (!d->root) {
         cp_fail_at(e, CP_EINPUT, path, jerr.line > 0 ? jerr.line : 1,
                    jerr.column > 0 ? jerr.column : 1, NULL, "invalid JSON: %s", jerr.text);

@@ -81,6 +81,21 @@ static void single_rank(cp_coll *c)
         }
 }
 
+/* A builder that leaves an algorithm unavailable without a word would make
+ * "strategy X is not available on T: " with nothing after the colon; the
+ * builders give their reasons, and this is the net under any that does not
+ * (tests/cli/trust.sh, item 7, checks that no shipped machine reaches it). */
+static void missing_reasons(cp_coll *c)
+{
+    int op, alg;
+    for (op = 0; op < CP_OPS; op++)
+        for (alg = 0; alg < CP_ALGS; alg++)
+            if (!c->cost[op][alg].available && !c->cost[op][alg].why_not[0])
+                snprintf(c->cost[op][alg].why_not, sizeof c->cost[op][alg].why_not,
+                         "the %s model does not cover this machine (no reason given)",
+                         cp_coll_alg_name((cp_coll_alg)alg));
+}
+
 /* The model of machine t, or, when nhosts > 0, of nhosts copies of the
  * host that t (a replica of at most two hosts) holds: the window is t
  * itself and only the step counts see the real number of hosts. */
@@ -120,6 +135,8 @@ static int coll_build_model(const cp_topo *t, int nhosts, int gpus_per_thread, c
     for (f = 0; rc == CP_OK && f < sizeof families / sizeof *families; f++)
         rc = families[f].build(&b);
 done:
+    if (rc == CP_OK) /* every algorithm that cannot run says why (issue 24, item 7) */
+        missing_reasons(c);
     if (rc == CP_OK) { /* after the host copies: it stages through d2h/h2d */
         cp_mpi_in in = {c->nranks, c->nhosts, c->per_host, c->d2h_gbs, c->h2d_gbs,
                         c->host_lat_us};

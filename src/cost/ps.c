@@ -59,6 +59,10 @@ int coll_ps_build(coll_build *b)
                 for (q = 0; q < ks; q++) {
                     double up = coll_add_route(b, b->g[h * b->n + k], srv[q], share);
                     double down = coll_add_route(b, srv[q], b->g[h * b->n + k], share);
+                    if (up == -2 || down == -2) {
+                        rc = cp_fail(b->e, CP_EINTERNAL, "out of memory");
+                        break;
+                    }
                     if (up < 0 || down < 0) {
                         rc = cp_fail(b->e, CP_EINPUT, "GPU %s cannot reach CPU %s",
                                      b->win->nodes[b->g[h * b->n + k]].id,
@@ -107,15 +111,17 @@ static int host_copy_rate(coll_build *b, const int *srv, int K, int up, double *
     for (k = 0; k < b->n; k++) {
         cp_route r, best;
         cp_err tmp;
-        int found = 0;
-        for (q = 0; q < K; q++) /* the widest route, then the nearest: the GPU's own socket */
-            if ((up ? cp_route_find(b->win, b->g[k], srv[q], NULL, &r, &tmp)
-                    : cp_route_find(b->win, srv[q], b->g[k], NULL, &r, &tmp)) == CP_OK &&
+        int found = 0, frc = CP_OK;
+        for (q = 0; q < K && frc != CP_EINTERNAL; q++) /* the widest route, then the nearest */
+            if ((frc = up ? cp_route_find(b->win, b->g[k], srv[q], NULL, &r, &tmp)
+                          : cp_route_find(b->win, srv[q], b->g[k], NULL, &r, &tmp)) == CP_OK &&
                 (!found || r.gbs > best.gbs * (1 + 1e-9) ||
                  (r.gbs > best.gbs * (1 - 1e-9) && cp_route_hop_us(&r) < cp_route_hop_us(&best)))) {
                 best = r;
                 found = 1;
             }
+        if (frc == CP_EINTERNAL) /* out of memory is not "no route" (issue 24, item 5) */
+            return cp_fail(b->e, CP_EINTERNAL, "out of memory");
         if (!found)
             return cp_fail(b->e, CP_EINPUT, "GPU %s reaches no CPU socket",
                            b->win->nodes[b->g[k]].id);

@@ -92,8 +92,13 @@ int coll_tree_build(coll_build *b)
     int np = 0, rc;
     double lat, sp;
     cp_alg_cost *ar = &b->c->cost[CP_OP_ALLREDUCE][CP_ALG_TREE];
-    if (b->n < 2)
-        return CP_OK; /* no chain to cut from a ring, and no word in why_not either */
+    if (b->n < 2) { /* no chain to cut from a host's ring (issue 24, item 7: say so) */
+        coll_unavailable(b->c, CP_ALG_TREE,
+                         "one GPU on each host: the tree model cuts its chains from a "
+                         "host's GPUs (two or more); NCCL's tree across single-GPU hosts is "
+                         "not modelled (ring is)");
+        return CP_OK;
+    }
     rc = tree_patterns(b, &p, &np, &lat);
     if (rc)
         return rc;

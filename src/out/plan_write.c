@@ -190,7 +190,9 @@ json_t *cp_plan_to_json(const cp_plan *p, const cp_plan_inputs *in)
     json_object_set_new(t, "name", json_string(p->topo->name));
     json_object_set_new(t, "file", json_string(in->topo_path));
     json_object_set_new(t, "hash", hash_str(in->topo_hash));
-    json_object_set_new(t, "hosts", json_integer(in->hosts));
+    /* the hosts the plan was made for: a multi-host file's own, or the
+     * --hosts copies of a single-host one (issue 24, item 3) */
+    json_object_set_new(t, "hosts", json_integer(p->topo->nhosts));
     json_object_set_new(t, "gpus", json_integer(p->topo->ngpus));
     json_object_set_new(root, "topology", t);
     json_object_set_new(s, "mode", json_string(p->opts.mode == CP_PLAN_PROXY ? "proxy" : "coarse"));

@@ -20,7 +20,6 @@
 typedef struct cp_plan_inputs {
     const char *model_path, *topo_path;
     unsigned long long model_hash, topo_hash; /* cp_hash64 of the file contents */
-    int hosts;                                 /* --hosts used, 1 when none */
 } cp_plan_inputs;
 
 /* The plan as a JSON object (new reference), or NULL when out of memory. */

@@ -23,7 +23,10 @@ double cp_route_load(const cp_topo *t, int from, int to, double scale, double *l
 {
     cp_route r;
     cp_err tmp;
-    if (cp_route_find(t, from, to, NULL, &r, &tmp) != CP_OK || r.gbs <= 0)
+    int rc = cp_route_find(t, from, to, NULL, &r, &tmp);
+    if (rc == CP_EINTERNAL) /* out of memory: not "no route" (issue 24, item 5) */
+        return -2;
+    if (rc != CP_OK || r.gbs <= 0)
         return -1;
     cp_route_add_load(&r, scale, load);
     return cp_route_hop_us(&r);

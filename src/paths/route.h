@@ -56,7 +56,8 @@ static inline double cp_route_hop_us(const cp_route *r)
 void cp_route_add_load(const cp_route *r, double scale, double *load);
 
 /* Find the route from -> to and add it `scale` times to `load`; returns its
- * hop latency (cp_route_hop_us), or -1 when there is no route. */
+ * hop latency (cp_route_hop_us), -1 when there is no route, -2 when the
+ * search ran out of memory (not "no route"). */
 double cp_route_load(const cp_topo *t, int from, int to, double scale, double *load);
 
 #endif

@@ -211,7 +211,7 @@ done:
 }
 
 /* The device a GPU pushes to in proxy-ring: lowest route latency, then
- * widest. */
+ * widest; -2 when a route search ran out of memory (not "no device"). */
 static int nearest_device(const cp_topo *t, int g, const int *dev, int nd)
 {
     int k, best = -1;
@@ -220,7 +220,10 @@ static int nearest_device(const cp_topo *t, int g, const int *dev, int nd)
         cp_route r;
         cp_err tmp;
         double l;
-        if (cp_route_find(t, g, dev[k], NULL, &r, &tmp) != CP_OK)
+        int rc = cp_route_find(t, g, dev[k], NULL, &r, &tmp);
+        if (rc == CP_EINTERNAL)
+            return -2;
+        if (rc != CP_OK)
             continue;
         l = cp_route_hop_us(&r);
         if (best < 0 || l < bl - 1e-9 || (l <= bl + 1e-9 && r.gbs > bw)) {
@@ -313,6 +316,8 @@ static int decentralised(fbuild *b, const cp_coll *c, cp_families *fs, const int
     memset(clients, 0, sizeof clients);
     for (i = 0; i < t->ngpus; i++) {
         int d = nearest_device(t, t->gpus[i], dev, nd);
+        if (d == -2)
+            return cp_fail(b->e, CP_EINTERNAL, "out of memory");
         f->client_dev[i] = d;
         for (k = 0; k < D && used[k] != d; k++)
             ;
@@ -321,7 +326,9 @@ static int decentralised(fbuild *b, const cp_coll *c, cp_families *fs, const int
         clients[k]++;
         if ((x = add_route(b, t->gpus[i], d, 1)) > up)
             up = x;
-        if ((x = add_route(b, d, t->gpus[i], 1)) > down)
+        if (x == -2 || (x = add_route(b, d, t->gpus[i], 1)) == -2)
+            return cp_fail(b->e, CP_EINTERNAL, "out of memory");
+        if (x > down)
             down = x;
     }
     if (D < 2) {

@@ -40,6 +40,17 @@ int cp_pool_family_build(const cp_topo *t, const cp_coll *c, cp_families *fs, do
         fs->pool = NULL;
         return rc;
     }
+    /* a plan names every device its pool routes interleave over, and the
+     * pool model spreads the bytes over all of them: past CP_FAM_MAX_DEV
+     * the plan would name fewer than it was priced on (issue 24, item 4) */
+    if (fs->pool->ndev > CP_FAM_MAX_DEV) {
+        const cp_node *n = &t->nodes[fs->pool->dev[CP_FAM_MAX_DEV]];
+        return cp_fail_at(e, CP_EINPUT, t->src_path, n->src_line, 0, NULL,
+                          "the CXL pool has %d memory devices (%s is the %dth); a plan "
+                          "routes through at most %d: give the pool %d devices or fewer",
+                          fs->pool->ndev, n->id, CP_FAM_MAX_DEV + 1, CP_FAM_MAX_DEV,
+                          CP_FAM_MAX_DEV);
+    }
     lo = cp_pool_time_us(fs->pool, CP_XOP_ALLREDUCE, LINE_LO_BYTES, NULL);
     hi = cp_pool_time_us(fs->pool, CP_XOP_ALLREDUCE, LINE_HI_BYTES, NULL);
     f->gbs = (LINE_HI_BYTES - LINE_LO_BYTES) / ((hi - lo) * 1e3);
@@ -51,7 +62,7 @@ int cp_pool_family_build(const cp_topo *t, const cp_coll *c, cp_families *fs, do
     memset(load, 0, (size_t)CP_NRES(t) * sizeof *load);
     for (k = 0; k < 2 * t->nlinks; k++)
         load[k] = fs->pool->load[k] / LINE_HI_BYTES;
-    f->ndev = fs->pool->ndev < CP_FAM_MAX_DEV ? fs->pool->ndev : CP_FAM_MAX_DEV;
+    f->ndev = fs->pool->ndev;
     for (k = 0; k < f->ndev; k++) {
         f->dev[k] = fs->pool->dev[k];
         f->share[k] = 1.0 / fs->pool->ndev;

@@ -140,7 +140,7 @@ typedef struct fsdp_run {
 } fsdp_run;
 
 /* One micro-batch's forward and backward from time *t, the stream free
- * from *stream (eqs. Z2, Z3); both advance.  Returns 0, 1 when the
+ * from *stream (eqs. Z2, Z3); both advance.  Returns 0, CP_UNAVAILABLE when the
  * strategy cannot run an operation, -1 when out of memory. */
 static int fsdp_micro(const fsdp_run *r, fsdp_state *f, double *t, double *stream)
 {
@@ -155,14 +155,14 @@ static int fsdp_micro(const fsdp_run *r, fsdp_state *f, double *t, double *strea
     /* forward */
     if ((groot = cp_shard_issue_in(p, s, CP_OP_ALLGATHER, in, r->rootb, 1, r->rootnt, *t,
                                    stream, out, n)) < 0)
-        return 1;
+        return CP_UNAVAILABLE;
     for (l = 0; l < L; l++) {
         u = f->unit[l];
         if (u >= 0 && u != cur) {
             double limit = u >= 2 && !r->keep_params ? f->fend[u - 2] : t0;
             if ((g = cp_shard_issue_in(p, s, CP_OP_ALLGATHER, in, f->ub[u], 1, f->unt[u], limit,
                                        stream, out, n)) < 0)
-                return 1;
+                return CP_UNAVAILABLE;
             cur = u;
         }
         if (u < 0 ? groot > *t : g > *t)
@@ -187,10 +187,10 @@ static int fsdp_micro(const fsdp_run *r, fsdp_state *f, double *t, double *strea
             if (!r->keep_params &&
                 (g = cp_shard_issue_in(p, s, CP_OP_ALLGATHER, in, f->ub[u], 1, f->unt[u],
                                        at > limit ? at : limit, stream, out, n)) < 0)
-                return 1;
+                return CP_UNAVAILABLE;
             if (u + 1 < U && reduce_unit(p, s, r->hybrid, f->ub[u + 1], f->unt[u + 1],
                                          f->bend[u + 1], stream, out, n) < 0)
-                return 1;
+                return CP_UNAVAILABLE;
             if (g > *t)
                 *t = g;
             f->bstart[u] = *t;
@@ -202,9 +202,9 @@ static int fsdp_micro(const fsdp_run *r, fsdp_state *f, double *t, double *strea
     }
     if (U > 0 && reduce_unit(p, s, r->hybrid, f->ub[0], f->unt[0], f->bend[0], stream, out,
                              n) < 0)
-        return 1;
+        return CP_UNAVAILABLE;
     if (reduce_unit(p, s, r->hybrid, r->rootb, r->rootnt, *t, stream, out, n) < 0)
-        return 1;
+        return CP_UNAVAILABLE;
     return cp_shard_micro_spans(out, first < 0 ? t0 : first, fwd_end, *t);
 }
 

@@ -92,7 +92,7 @@ static int run_ddp(const cp_predictor *p, cp_strategy s, const cp_predict_opts *
         double d = bucket_ms(p, s, wire, &how, &proto), start;
         if (d < 0) {
             cp_buckets_free(&bk);
-            return 1; /* unavailable */
+            return CP_UNAVAILABLE;
         }
         if (o->comm_hook && p->topo->ngpus > 1)
             d += hook_cast_ms(p, o, bk.b[i].bytes);
@@ -179,7 +179,7 @@ static int run_horovod(const cp_predictor *p, cp_strategy s, const cp_predict_op
             if (d < 0) {
                 free(idx);
                 free(ready);
-                return 1;
+                return CP_UNAVAILABLE;
             }
             d += fusion_copy_ms(p, bytes, count);
             if (end < tick)
@@ -213,7 +213,7 @@ static int run_mirrored(const cp_predictor *p, cp_strategy s, int keep, double r
     if (p->topo->ngpus <= 1) /* one replica: nothing to pack or reduce */
         return CP_OK;
     if ((d = bucket_ms(p, s, bytes, &how, &proto)) < 0)
-        return 1;
+        return CP_UNAVAILABLE;
     if (keep && !(out->runs = calloc(1, sizeof *out->runs)))
         return cp_fail(e, CP_EINTERNAL, "out of memory");
     *finish = ready + d;
@@ -237,7 +237,7 @@ int cp_predict(const cp_predictor *p, cp_strategy s, const cp_predict_opts *o,
          : o->framework == CP_FW_MIRRORED ? run_mirrored(p, s, keep_runs, end_compute, out,
                                                          &finish, e)
                                           : run_ddp(p, s, o, keep_runs, out, &finish, e);
-    if (rc == 1) {
+    if (rc == CP_UNAVAILABLE) {
         cp_prediction_free(out);
         out->available = 0;
         why_not(p, s, o->framework, out);

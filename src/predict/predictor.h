@@ -18,6 +18,13 @@
 #include "cost/collective.h"
 #include "predict/timeline.h"
 
+/* Inside src/predict, what a runner returns when the strategy cannot run an
+ * operation here (cp_predict then reports it unavailable, with its reason).
+ * It is none of the cp_status codes: CP_EINTERNAL is 1, which the runners
+ * once used for this too, so that running out of memory read as "strategy
+ * not available" with an empty reason (issue 24, item 5). */
+#define CP_UNAVAILABLE 3
+
 typedef enum cp_strategy {
     CP_S_RING, CP_S_TREE, CP_S_AUTO, CP_S_HIER, CP_S_COLLNET, CP_S_PS, CP_S_PROXY, CP_S_COARSE,
     CP_S_BEST,

@@ -60,7 +60,7 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
                                        bk.b[i].count, stage1 ? backward_end : bk.b[i].ready_ms - k * micro,
                                        &stream, out, n) < 0) {
                 cp_buckets_free(&bk);
-                return 1;
+                return CP_UNAVAILABLE;
             }
     cp_buckets_free(&bk);
     *end = backward_end;
@@ -78,7 +78,7 @@ static int run_zero2(const cp_predictor *p, cp_strategy s, const cp_predict_opts
     if (cp_shard_issue_n(p, s, CP_OP_ALLGATHER, cap, full, 0, stream, &stream, out, n) < 0 ||
         cp_shard_issue(p, s, CP_OP_ALLGATHER, total - full * cap, 0, stream, &stream, out,
                        n) < 0)
-        return 1;
+        return CP_UNAVAILABLE;
     *end = stream - cp_shard_gpu_step_ms(p, o, p->topo->ngpus);
     return CP_OK;
 }
@@ -193,8 +193,9 @@ static int zero3_setup(const cp_predictor *p, zero3_state *z)
  * start and group g + 1 when group g's first layer starts (the prefetch);
  * backward gathers again, one group ahead, the groups not kept; gradients
  * fill reduce buckets of `cap` bytes in backward order, each
- * reduce-scattered as it fills, the rest when backward ends.  Returns 0, 1
- * when the strategy cannot run an operation, -1 when out of memory. */
+ * reduce-scattered as it fills, the rest when backward ends.  Returns 0,
+ * CP_UNAVAILABLE when the strategy cannot run an operation, -1 when out of
+ * memory. */
 static int zero3_micro(const cp_predictor *p, cp_strategy s, zero3_state *z, double cap,
                        double *t, double *stream, cp_prediction *out, int n)
 {
@@ -204,14 +205,14 @@ static int zero3_micro(const cp_predictor *p, cp_strategy s, zero3_state *z, dou
     if (z->G > 0 && (z->gdone[0] = cp_shard_issue_in(p, s, CP_OP_ALLGATHER, CP_SC_ALL,
                                                      z->gbytes[0], 1, z->gnt[0], *t, stream,
                                                      out, n)) < 0)
-        return 1;
+        return CP_UNAVAILABLE;
     for (l = 0; l < L; l++) {
         g = z->group[l];
         if (g >= 0 && l == z->gfirst[g] && g + 1 < z->G &&
             (z->gdone[g + 1] = cp_shard_issue_in(p, s, CP_OP_ALLGATHER, CP_SC_ALL,
                                                  z->gbytes[g + 1], 1, z->gnt[g + 1], *t,
                                                  stream, out, n)) < 0)
-            return 1;
+            return CP_UNAVAILABLE;
         if (g >= 0 && z->gdone[g] > *t)
             *t = z->gdone[g];
         if (first < 0)
@@ -227,27 +228,27 @@ static int zero3_micro(const cp_predictor *p, cp_strategy s, zero3_state *z, dou
             if (z->regather[g] && g == z->G - 1 &&
                 (z->gdone[g] = cp_shard_issue_in(p, s, CP_OP_ALLGATHER, CP_SC_ALL, z->gbytes[g],
                                                  1, z->gnt[g], *t, stream, out, n)) < 0)
-                return 1;
+                return CP_UNAVAILABLE;
             if (z->regather[g] && z->gdone[g] > *t)
                 *t = z->gdone[g];
             if (g > 0 && z->regather[g - 1] &&
                 (z->gdone[g - 1] = cp_shard_issue_in(p, s, CP_OP_ALLGATHER, CP_SC_ALL,
                                                      z->gbytes[g - 1], 1, z->gnt[g - 1], *t,
                                                      stream, out, n)) < 0)
-                return 1;
+                return CP_UNAVAILABLE;
         }
         *t += c->bwd_ms[l];
         acc += z->lbytes[l];
         nt += z->lnt[l];
         if (acc >= cap) {
             if (cp_shard_reduce_bucket(p, s, z->offload, acc, nt, *t, stream, out, n) < 0)
-                return 1;
+                return CP_UNAVAILABLE;
             acc = 0;
             nt = 0;
         }
     }
     if (cp_shard_reduce_bucket(p, s, z->offload, acc, nt, *t, stream, out, n) < 0)
-        return 1;
+        return CP_UNAVAILABLE;
     return cp_shard_micro_spans(out, first < 0 ? t0 : first, fwd_end, *t);
 }
 
@@ -278,7 +279,7 @@ static int run_zero3(const cp_predictor *p, cp_strategy s, const cp_predict_opts
             rc = -1;
         else if (cp_shard_issue_in(p, s, CP_OP_ALLGATHER, CP_SC_ALL, z.persist_bytes, 1,
                                    z.persist_nt, stream, &stream, out, cap_runs) < 0)
-            rc = 1;
+            rc = CP_UNAVAILABLE;
         else
             *end = stream - cp_shard_gpu_step_ms(p, o, p->topo->ngpus);
     }
@@ -336,13 +337,13 @@ int cp_predict_sharded(const cp_predictor *p, cp_strategy s, const cp_predict_op
     rc = o->framework == CP_FW_FSDP    ? cp_fsdp_run(p, s, o, keep_runs, out, &end, e)
          : o->framework == CP_FW_ZERO3 ? run_zero3(p, s, o, keep_runs, out, &end, e)
                                        : run_zero2(p, s, o, keep_runs, out, &end, e);
-    if (rc == 1 && s == CP_S_POOL) {
+    if (rc == CP_UNAVAILABLE && s == CP_S_POOL) {
         cp_prediction_free(out);
         out->available = 0;
         snprintf(out->why_not, sizeof out->why_not, "%s", cp_pool_strategy_why_not(p));
         return CP_OK;
     }
-    if (rc == 1) {
+    if (rc == CP_UNAVAILABLE) {
         cp_prediction_free(out);
         out->available = 0;
         snprintf(out->why_not, sizeof out->why_not,

@@ -165,6 +165,33 @@ static int build_route(const cpl_plan *p, run_layout *L, size_t b, size_t k, int
     return 0;
 }
 
+/* What each device is, from the routes that name it (the plan calls only
+ * memory devices that reduce "proxies"; a pool's cards and the parameter
+ * servers' sockets are not): proxy before pool device before socket, for a
+ * device some edited plan names in routes of several kinds. */
+static int count_roles(run_layout *L)
+{
+    int *role = calloc((size_t)L->ndev + 1, sizeof *role), d;
+    size_t k;
+    if (!role)
+        return -1;
+    for (k = 0; k < L->nr; k++) {
+        const run_route *rt = &L->r[k];
+        int r = rt->kind == RUN_PS ? 1 : rt->kind == RUN_POOL ? 2 : 3;
+        for (d = 0; d < rt->ndev; d++)
+            if (rt->dev[d] - L->gpus >= 0 && rt->dev[d] - L->gpus < L->ndev &&
+                role[rt->dev[d] - L->gpus] < r)
+                role[rt->dev[d] - L->gpus] = r;
+    }
+    for (d = 0; d < L->ndev; d++) {
+        L->nsocket += role[d] == 1;
+        L->npool += role[d] == 2;
+        L->nproxy += role[d] == 3;
+    }
+    free(role);
+    return 0;
+}
+
 int run_layout_build(const cpl_plan *p, int64_t scale, run_layout *L, run_err *e)
 {
     size_t b, k;
@@ -199,7 +226,24 @@ int run_layout_build(const cpl_plan *p, int64_t scale, run_layout *L, run_err *e
             if ((rc = build_route(p, L, b, k, elem, e)))
                 return rc;
     }
+    if (count_roles(L))
+        return run_fail(e, 1, "out of memory");
     return 0;
+}
+
+void run_devices_text(const run_layout *L, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    if (L->nproxy)
+        len += (size_t)snprintf(buf + len, cap - len, "%d %s", L->nproxy,
+                                L->nproxy == 1 ? "proxy" : "proxies");
+    if (L->npool && len < cap)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%d pool memory device%s",
+                                len ? " + " : "", L->npool, L->npool == 1 ? "" : "s");
+    if (L->nsocket && len < cap)
+        snprintf(buf + len, cap - len, "%s%d CPU socket%s", len ? " + " : "", L->nsocket,
+                 L->nsocket == 1 ? "" : "s");
 }
 
 void run_layout_free(run_layout *L)

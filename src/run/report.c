@@ -51,10 +51,12 @@ int run_report_text(const run_report *r, FILE *f)
     kind_sum ks[RUN_KINDS];
     const run_layout *L = r->L;
     int k, a;
+    char devs[160];
     sum_kinds(r, ks);
-    fprintf(f, "coarse-run: %s on %s: %d GPUs + %d %s, %d %s, --scale %lld, %d %s\n",
-            cpl_model_name(r->plan), cpl_topology_name(r->plan), L->gpus, L->ndev,
-            plural(L->ndev, "proxy", "proxies"), L->hosts, plural(L->hosts, "host", "hosts"),
+    run_devices_text(L, devs, sizeof devs);
+    fprintf(f, "coarse-run: %s on %s: %d GPUs%s%s, %d %s, --scale %lld, %d %s\n",
+            cpl_model_name(r->plan), cpl_topology_name(r->plan), L->gpus, devs[0] ? " + " : "",
+            devs, L->hosts, plural(L->hosts, "host", "hosts"),
             (long long)L->scale, r->iterations, plural(r->iterations, "iteration", "iterations"));
     fprintf(f, "%-11s %6s %12s %10s  %s\n", "kind", "routes", "MB_moved", "time_ms",
             "algorithms (routes)");
@@ -75,8 +77,8 @@ int run_report_text(const run_report *r, FILE *f)
             r->wall_s * 1e3 / r->iterations, cpl_predicted_iteration_ms(r->plan));
     if (r->m->found)
         return 1;
-    fprintf(f, "coarse-run: %s: %zu buckets, %zu routes, bit-exact on %d GPUs + %d %s\n",
-            r->path, L->nb, L->nr, L->gpus, L->ndev, plural(L->ndev, "proxy", "proxies"));
+    fprintf(f, "coarse-run: %s: %zu buckets, %zu routes, bit-exact on %d GPUs%s%s\n", r->path,
+            L->nb, L->nr, L->gpus, devs[0] ? " + " : "", devs);
     return 0;
 }
 

@@ -4,7 +4,7 @@
  *
  * One MPI rank per participant of the plan: ranks 0 .. G-1 are the GPUs
  * (host-major, as the plan numbers them), ranks G .. G+D-1 the devices
- * (cpl_device_count: the proxies, then CPU sockets).  Every GPU fills each
+ * (cpl_device_count: the proxies, then CPU sockets and pool memory devices).  Every GPU fills each
  * bucket's flat buffer with small integers (layout.c), every rank walks the
  * routes in the plan's global order and takes part in those that name it
  * (the GPUs are in every route), each route executed by the function of
@@ -60,6 +60,9 @@ typedef struct run_route {
 
 typedef struct run_layout {
     int gpus, hosts, ndev, nranks;
+    /* the devices by what they are: proxies (named by a proxy-* route),
+     * the pool's memory devices (by a pool route), CPU sockets (by ps) */
+    int nproxy, npool, nsocket;
     int64_t scale;        /* --scale K: tensor elements divided by K */
     size_t nb, nr;
     run_bucket *b;        /* [nb] */
@@ -91,6 +94,10 @@ int run_fail(run_err *e, int status, const char *fmt, ...) __attribute__((format
  * each route's element range and device ranks, proxy-ring homes. */
 int run_layout_build(const cpl_plan *p, int64_t scale, run_layout *L, run_err *e);
 void run_layout_free(run_layout *L);
+
+/* "4 proxies", "6 pool memory devices + 3 CPU sockets": L's devices by
+ * what they are, for the report; "" when there are none. */
+void run_devices_text(const run_layout *L, char *buf, size_t cap);
 
 /* The initial value of element i of bucket b on GPU g: a small integer. */
 float run_value(int gpu, size_t bucket, int64_t i);

@@ -37,7 +37,7 @@ struct cpl_plan {
     double compute_ms;
     int gpus, split;
     int version;        /* 1 or 2 (pool routes allowed) */
-    int hosts;          /* topology.hosts: the --hosts the plan was made with; 1 when absent */
+    int hosts;          /* topology.hosts: the hosts the plan was made for; 1 when absent */
     double iteration_ms;
     pbucket *b;
     size_t nb;

@@ -55,15 +55,15 @@ mpi() {
 }
 
 # bitexact NAME PLAN N GPUS DEVS [ARGS...]: the plan runs on N ranks and
-# ends with the bit-exact line; the kinds its routes use are all named.
+# ends with the bit-exact line, whose devices are DEVS ("4 proxies", "1 CPU
+# socket", "6 pool memory devices + 3 CPU sockets", "" for none: each named
+# by what it is, issue 24 item 3); the kinds its routes use are all named.
 bitexact() {
     name=$1 plan=$2 n=$3 gpus=$4 devs=$5
     shift 5
     nb=$(grep -c '"ready_ms"' "$plan")
     nr=$(grep -c '"order"' "$plan")
-    word=proxies
-    [ "$devs" -eq 1 ] && word=proxy
-    line="coarse-run: $plan: $nb buckets, $nr routes, bit-exact on $gpus GPUs + $devs $word"
+    line="coarse-run: $plan: $nb buckets, $nr routes, bit-exact on $gpus GPUs${devs:+ + }$devs"
     mpi "$n" "$plan" "$@"
     if [ "$st" -eq 0 ] && grep -qxF "$line" "$tmp/out"; then ok "$name: bit-exact"
     else bad "$name: bit-exact (status $st)"; cat "$tmp/out" "$tmp/err"; fi
@@ -96,13 +96,13 @@ plan "$P" -m models/gpt2.json -t topologies/dgx1-v100-cxl.json
 if [ "$("$RUN" --ranks "$P")" = 12 ]; then ok "--ranks: 8 GPUs + 4 devices"
 else bad "--ranks: 8 GPUs + 4 devices"; fi
 grep -q '"kind": "proxy-ring"' "$P" || bad "dgx1 plan has a proxy-ring route"
-bitexact "gpt2 on dgx1-v100-cxl (proxies)" "$P" 12 8 4 --scale 64
+bitexact "gpt2 on dgx1-v100-cxl (proxies)" "$P" 12 8 "4 proxies" --scale 64
 
 T4=$tmp/t4.json
 plan "$T4" -m models/gpt2.json -t topologies/pcie-t4-cxl.json
 # every route is the parameter server in the one CPU socket (cpu0)
 [ "$(grep -c '"kind": "ps"' "$T4")" -eq "$(grep -c '"order"' "$T4")" ] || bad "t4 plan is all ps"
-bitexact "gpt2 on pcie-t4-cxl (parameter server)" "$T4" 5 4 1 --scale 64 --iterations 2
+bitexact "gpt2 on pcie-t4-cxl (parameter server)" "$T4" 5 4 "1 CPU socket" --scale 64 --iterations 2
 
 # the check is not vacuous: --fault 3 adds 1 to GPU 3's first element of
 # the last bucket (gpt2's 13 buckets: bucket 12).  By hand, element 0 of
@@ -119,7 +119,7 @@ plan "$T4P" -m models/resnet50.json -t topologies/pcie-t4-cxl.json --mode proxy 
 # proxy-lat and proxy-bw routes over the two memory devices mem0, mem1
 grep -q '"kind": "proxy-bw"' "$T4P" && grep -q '"kind": "proxy-lat"' "$T4P" ||
     bad "proxy-mode plan has proxy-bw and proxy-lat routes"
-bitexact "resnet50 on pcie-t4-cxl (proxy-bw, proxy-lat)" "$T4P" 6 4 2 --scale 16
+bitexact "resnet50 on pcie-t4-cxl (proxy-bw, proxy-lat)" "$T4P" 6 4 "2 proxies" --scale 16
 
 H2=$tmp/two-hosts.json
 plan "$H2" -m models/resnet50.json -t topologies/pcie-t4-cxl.json --hosts 2
@@ -129,22 +129,22 @@ plan "$H2" -m models/resnet50.json -t topologies/pcie-t4-cxl.json --hosts 2
 # docs/collectives.md "Trees across hosts", against the ring's 2(n-1)/n)
 [ "$(grep -c '"devices": \[\]' "$H2")" -eq "$(grep -c '"order"' "$H2")" ] || bad "two-host plan names no device"
 grep -q '"algorithm": "tree"' "$H2" || bad "two-host plan is the tree"
-bitexact "resnet50 on two pcie-t4-cxl hosts (tree)" "$H2" 8 8 0 --scale 16
+bitexact "resnet50 on two pcie-t4-cxl hosts (tree)" "$H2" 8 8 "" --scale 16
 # the same plan edited onto the hierarchical scheme, which coarse-run runs in
 # its phases (in-host reduce-scatter, peers across hosts, in-host all-gather)
 sed -e 's/"algorithm": "tree"/"algorithm": "hier"/' "$H2" >"$tmp/hier2.json"
-bitexact "resnet50 on two pcie-t4-cxl hosts (hier, edited)" "$tmp/hier2.json" 8 8 0 --scale 16
+bitexact "resnet50 on two pcie-t4-cxl hosts (hier, edited)" "$tmp/hier2.json" 8 8 "" --scale 16
 grep -q '^allreduce .* hier (5)' "$tmp/out" || bad "hier, edited: the report names hier (5)"
 # the same plan edited to put every bucket on the parameter server in both
 # hosts' sockets: shard s of a route goes to socket s mod 2, 8 GPUs + 2
 sed -e 's/"kind": "allreduce"/"kind": "ps"/' -e 's/"algorithm": "tree"/"algorithm": "ps"/' \
     -e 's|"devices": \[\]|"devices": ["h0/cpu0", "h1/cpu0"]|' "$H2" >"$tmp/ps2.json"
-bitexact "resnet50 on two hosts through both sockets (ps, edited)" "$tmp/ps2.json" 10 8 2 --scale 16
+bitexact "resnet50 on two hosts through both sockets (ps, edited)" "$tmp/ps2.json" 10 8 "2 CPU sockets" --scale 16
 
 NV=$tmp/h100.json
 plan "$NV" -m models/resnet50.json -t topologies/hgx-h100.json
 grep -q '"algorithm": "nvls"' "$NV" || bad "hgx-h100 plan uses nvls"
-bitexact "resnet50 on hgx-h100 (nvls)" "$NV" 8 8 0 --scale 64
+bitexact "resnet50 on hgx-h100 (nvls)" "$NV" 8 8 "" --scale 64
 mpi 8 "$NV" --scale 64 --json
 # resnet50's 97.5 MiB of gradients in DDP buckets of 25 MiB (and a first of
 # 1 MiB): 5 buckets, one allreduce route each, one line per route
@@ -170,7 +170,14 @@ cpd=$(devs "$CP")
 [ "$cpd" -ge 6 ] || bad "cccl-pod plan names the 6 pool devices (got $cpd)"
 if [ "$("$RUN" --ranks "$CP")" = $((3 + cpd)) ]; then ok "--ranks: 3 GPUs + $cpd devices"
 else bad "--ranks: 3 GPUs + $cpd devices"; fi
-bitexact "gpt2 on cccl-pod (pool)" "$CP" $((3 + cpd)) 3 "$cpd" --scale 64 --iterations 2
+# the devices by what they are: the 6 memory cards of the pool, and the
+# 3 hosts' sockets when a ps route names them; the header says 3 hosts
+# (the plan's topology.hosts: it said 1 before issue 24, item 3)
+cpdevs="6 pool memory devices"
+grep -q '"kind": "ps"' "$CP" && cpdevs="$cpdevs + $((cpd - 6)) CPU sockets"
+bitexact "gpt2 on cccl-pod (pool)" "$CP" $((3 + cpd)) 3 "$cpdevs" --scale 64 --iterations 2
+grep -q "^coarse-run: gpt2 on cccl-pod: 3 GPUs + $cpdevs, 3 hosts," "$tmp/out" ||
+    bad "cccl-pod: the report says 3 hosts and names the devices: $(head -n 1 "$tmp/out")"
 grep -q '^pool  *[1-9]' "$tmp/out" || bad "cccl-pod: the report counts pool routes"
 # the check is not vacuous on a pool plan either: bucket 12, element 0
 # starts as ((7g + 36) mod 11) - 5 = -2, 5, 1 on GPUs 0-2, sum 4; GPU 1 gets 5
@@ -198,7 +205,7 @@ hpd=$(devs "$HP")
 [ "$hpd" -eq 32 ] || bad "hgx-h100-pod plan names its 32 pool devices (got $hpd)"
 # --scale 8192: 48 ranks on two shared cores; at 1024 one pass took 50 s
 # under a load of 40, close to the 60 s watchdog
-bitexact "gpt2 on two hgx-h100-pod hosts (pool, hierarchical)" "$HP" $((16 + hpd)) 16 "$hpd" \
+bitexact "gpt2 on two hgx-h100-pod hosts (pool, hierarchical)" "$HP" $((16 + hpd)) 16 "32 pool memory devices" \
     --scale 8192
 
 # --- refusals, before any route moves a byte

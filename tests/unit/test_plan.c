@@ -162,7 +162,7 @@ static void test_anti_local(void **state)
 /* A plan through the writer and back through the runtime loader. */
 static void round_trip(const cp_plan *p, const char *mpath, const char *tpath)
 {
-    cp_plan_inputs in = {mpath, tpath, 1, 2, 1};
+    cp_plan_inputs in = {mpath, tpath, 1, 2};
     json_t *j = cp_plan_to_json(p, &in);
     char *text, *path;
     cpl_plan *lp;
@@ -247,7 +247,7 @@ static void test_loader_rejects_wrong_model(void **state)
     cp_predictor pr;
     cp_plan p;
     cp_err e;
-    cp_plan_inputs in = {"models/gpt2.json", "topologies/dgx1-v100-cxl.json", 1, 2, 1};
+    cp_plan_inputs in = {"models/gpt2.json", "topologies/dgx1-v100-cxl.json", 1, 2};
     json_t *j;
     char *text, *path, err[600];
     const char **names;

@@ -506,7 +506,8 @@ static void test_strategy_and_offload(void **state)
  * split is never slower than every bucket on AllReduce nor every bucket
  * through the pool (both with the plan's own evaluator), never beats
  * compute, and the plan (format 2 when it has pool routes) loads back with
- * one slot per host on each pool route, each of the route's bytes. */
+ * the hosts it was made for and one slot per host on each pool route, each
+ * of the route's bytes. */
 static void test_plan_split(void **state)
 {
     static const char *const topos[] = {"topologies/cccl-pod.json",
@@ -523,7 +524,7 @@ static void test_plan_split(void **state)
                 cp_plan_opts o;
                 cp_predictor pr;
                 cp_plan p;
-                cp_plan_inputs in = {models[j], topos[i], 1, 2, i == 1 ? 2 : 1};
+                cp_plan_inputs in = {models[j], topos[i], 1, 2};
                 json_t *js;
                 char *text, *path;
                 cpl_plan *lp;
@@ -547,6 +548,9 @@ static void test_plan_split(void **state)
                 free(text);
                 if (cp_planfile_load(path, &lp, &e) != CP_OK)
                     fail_msg("reloading: %s: %s", e.where, e.msg);
+                /* the hosts the plan was made for (issue 24, item 3): cccl-pod's
+                 * own 3 (h0, h1, h2: it said 1 before), hgx-h100-pod's 2 copies */
+                assert_int_equal(cpl_host_count(lp), i == 0 ? 3 : 2);
                 for (b = 0; b < cpl_bucket_count(lp); b++) {
                     cpl_bucket bk;
                     cpl_get_bucket(lp, b, &bk);

@@ -22,7 +22,11 @@
 #include <unistd.h>
 
 /* Reference data shipped beside the project (see ../shared/data/README.md). */
+/* SHARED_DATA: overridable (make unit CFLAGS=-DSHARED_DATA=...) to run the
+ * suites as a machine without the reference data would */
+#ifndef SHARED_DATA
 #define SHARED_DATA "../shared/data"
+#endif
 
 /* |a - b| <= tol, with both values printed on failure. */
 #define assert_near(a, b, tol)                                                          \
