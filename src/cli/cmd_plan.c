@@ -164,10 +164,11 @@ static void print_layout(const cli_plan_llm *s, FILE *f)
     fprintf(f, ", micro-batch %d, global batch %d; predicted iteration %.3f ms (auto, %s)\n",
             L->mbs, L->gbs, L->iteration_ms, s->dp_alg ? s->dp_alg : "-");
     fprintf(f, "planned: stage %d of %d (%s), %lld parameters a GPU, %.3f GB of %s gradients "
-               "in %d bucket%s of up to %.0f parameters a chunk; its %s group: %d GPU%s on %d "
-               "host%s\n", L->stage, L->pp, L->stage == s->slowest ? "the slowest" : "--stage",
-            L->params, gb / 1e9, s->sg.elem_bytes == 4 ? "fp32" : "bf16",
-            s->sg.per_chunk, cp_s(s->sg.per_chunk), L->bucket_params,
+               "in %d bucket%s (%d a chunk) of up to %.0f parameters; its %s group: %d GPU%s on "
+               "%d host%s\n", L->stage, L->pp,
+            L->stage == s->slowest ? "the slowest" : "--stage", L->params, gb / 1e9,
+            s->sg.elem_bytes == 4 ? "fp32" : "bf16", s->sg.model->ntensors,
+            cp_s(s->sg.model->ntensors), s->sg.per_chunk, L->bucket_params,
             L->group[2] ? "data x context-parallel" : "data-parallel", L->group_gpus,
             cp_s(L->group_gpus), L->group_hosts, cp_s(L->group_hosts));
 }
