@@ -81,6 +81,13 @@ int main(int argc, char **argv)
     printf("plan for %s on %s (%d GPUs): %zu buckets, predicted %.3f ms per iteration, "
            "split layer %d\n", cpl_model_name(p), cpl_topology_name(p), cpl_gpu_count(p),
            cpl_bucket_count(p), cpl_predicted_iteration_ms(p), cpl_split_layer(p));
+    {   /* a large-model plan: which stage, over which group */
+        cpl_layout L;
+        if (cpl_get_layout(p, &L) == 0)
+            printf("layout: TP %d x CP %d x DP %d x PP %d (VP %d), stage %d, its group %d GPUs "
+                   "on %d hosts\n", L.tp, L.cp, L.dp, L.pp, L.vp, L.stage, L.group_gpus,
+                   L.group_hosts);
+    }
     for (b = 0; b < cpl_bucket_count(p); b++) {
         cpl_bucket bk;
         cpl_get_bucket(p, b, &bk);

@@ -120,6 +120,23 @@ int cpl_route_device_index(const cpl_plan *p, size_t bucket, size_t route, size_
  * `proxies[].ring_clients`), or -1 when the plan does not say. */
 int cpl_ring_home(const cpl_plan *p, int gpu);
 
+/* The large-model layout of a plan made with `plan --tp ...` (its "layout"
+ * object): the plan synchronises stage `stage`'s gradients over one
+ * data-parallel group of `group_gpus` GPUs on `group_hosts` hosts (the
+ * plan's GPUs).  net_gbs: the NIC rate the plan was made with, 0 the
+ * topology's own. */
+typedef struct cpl_layout {
+    int tp, pp, vp, cp, dp, mbs, gbs;
+    long long seq;
+    int stage;
+    int group_gpus, group_hosts;
+    long long stage_params;
+    double net_gbs;
+} cpl_layout;
+
+/* 0 and *out when the plan has a layout; -1 for a data-parallel plan. */
+int cpl_get_layout(const cpl_plan *p, cpl_layout *out);
+
 /* Slot k of a "pool" route (0 .. npool_slots - 1); -1 when out of range. */
 int cpl_get_pool_slot(const cpl_plan *p, size_t bucket, size_t route, size_t k,
                       cpl_pool_slot *out);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/plan_llm.h"
 #include "cli/progress.h"
 #include "cli/summary.h"
 #include "core/fileio.h"
@@ -26,13 +27,52 @@ static const cli_usage_text usage = {
     "order, and that the next forward pass needs the first layers first.\n"
     "Buckets are cut into equal shards of at least --min-shard-kb, the plan is\n"
     "checked for deadlock freedom and written atomically (docs/plan-format.md).\n",
+    "With a large-model layout (--tp, --pp, --dp, ... or --framework megatron,\n"
+    "fsdp, deepspeed, as predict takes them) the plan synchronises one pipeline\n"
+    "stage's gradient buckets over that stage's data-parallel group, ready as\n"
+    "the last micro-batch's backward produces them (docs/planner.md, \"Large-\n"
+    "model layouts\").\n"
     "The model: docs/planner.md.\n"};
 
 typedef struct opts {
     const char *model, *topo, *out;
     int explain, hosts;
+    int stage;           /* --stage, -1: the slowest */
     cp_plan_opts p;
+    cli_llm llm;         /* the layout options (predict_llm.h) */
+    cp_framework dp_fw;  /* --framework ddp, ...: refused (plan buckets as DDP) */
 } opts;
+
+/* Why: a layout option puts plan in layout mode, as it does predict; the
+ * options that shape a data-parallel plan's compute and buckets do not
+ * apply there (the layout computes from the GEMMs and buckets as its
+ * framework does), and are refused by name. */
+static int layout_mode(const opts *o)
+{
+    return o->llm.given || o->llm.fw_given || o->llm.lay.recompute != CP_RC_NONE;
+}
+
+static int check_layout(opts *o)
+{
+    const cp_predict_opts *p = &o->p.pred;
+    if (o->dp_fw != CP_FW_DDP && !(o->llm.fw_given && o->llm.lay.fw == CP_LLM_FSDP))
+        return cli_usage("plan", "--framework %s: plan buckets gradients as DDP does; "
+                         "--framework takes megatron, fsdp or deepspeed (a large-model "
+                         "layout)", cp_framework_name(o->dp_fw));
+    if (!layout_mode(o)) {
+        if (o->stage >= 0)
+            return cli_usage("plan", "--stage goes with a large-model layout (--tp, --pp, "
+                             "--dp, ...)");
+        return CP_OK;
+    }
+    if (p->compute_ms > 0 || p->bucket_mb != 25 || p->first_bucket_mb != 1 ||
+        p->grad_bytes || p->accum_steps > 1 || p->jitter > 0 || p->bucket_view)
+        return cli_usage("plan", "--compute-ms, --bucket-mb, --first-bucket-mb, --grad-dtype, "
+                         "--accum-steps, --jitter and --bucket-view apply to data-parallel "
+                         "plans, not to a large-model layout: it computes from the GEMMs and "
+                         "buckets gradients as its framework does (docs/planner.md)");
+    return CP_OK;
+}
 
 /* --mode coarse|proxy (value: cp_plan_mode). */
 static int parse_mode(const char *cmd, char *arg, void *value)
@@ -77,6 +117,13 @@ static int parse_opts(int argc, char **argv, opts *o)
         OPT_DTYPE(0, "grad-dtype", "T", &p->grad_bytes,
                   "gradient element type fp32, fp16 or bf16 (default: the model's)"),
         CLI_MODEL_OPTIONS(p),
+        OPT_CALLBACK(0, "framework", "F", &o->llm, cli_llm_opt_framework,
+                     "a large-model layout's framework: megatron (default with a layout), "
+                     "fsdp or deepspeed"),
+        CLI_LAYOUT_OPTIONS(&o->llm),
+        OPT_INT(0, "stage", "R", &o->stage, 0, 1 << 20,
+                "with a layout: the pipeline stage whose gradients are planned (default: "
+                "the slowest, whose step ends the iteration)"),
         OPT_FLAG(0, "explain", &o->explain,
                  "every binding link and reducer with what one more GB/s on it would save per "
                  "iteration (from the LP duals), and the bytes each route family carries"),
@@ -90,6 +137,8 @@ static int parse_opts(int argc, char **argv, opts *o)
     memset(o, 0, sizeof *o);
     cp_plan_opts_default(&o->p);
     o->hosts = 1;
+    o->stage = -1;
+    cli_llm_bind(&o->llm, &o->dp_fw);
     if ((rc = cli_parse("plan", &usage, table, argc, argv, &first)) ||
         (rc = cli_no_args("plan", argc, argv, first)))
         return rc;
@@ -99,7 +148,29 @@ static int parse_opts(int argc, char **argv, opts *o)
         return cli_usage("plan", "-o %s would overwrite an input", o->out);
     if (o->p.dump_lp && (cp_same_file(o->p.dump_lp, o->model) || cp_same_file(o->p.dump_lp, o->topo)))
         return cli_usage("plan", "--dump-lp %s would overwrite an input", o->p.dump_lp);
-    return CP_OK;
+    return check_layout(o);
+}
+
+/* Why: a layout's plan is for one stage and one group; the summary says
+ * which, what the LP saw, and predict's iteration beside the plan's. */
+static void print_layout(const cli_plan_llm *s, FILE *f)
+{
+    const cp_plan_layout *L = &s->info;
+    double gb = (double)s->sg.params * s->sg.elem_bytes;
+    fprintf(f, "layout: %s, TP %d x CP %d x DP %d x PP %d", L->framework, L->tp, L->cp, L->dp,
+            L->pp);
+    if (L->vp > 1)
+        fprintf(f, " (%d chunks a stage)", L->vp);
+    fprintf(f, ", micro-batch %d, global batch %d; predicted iteration %.3f ms (auto, %s)\n",
+            L->mbs, L->gbs, L->iteration_ms, s->dp_alg ? s->dp_alg : "-");
+    fprintf(f, "planned: stage %d of %d (%s), %lld parameters a GPU, %.3f GB of %s gradients "
+               "in %d bucket%s (%d a chunk) of up to %.0f parameters; its %s group: %d GPU%s on "
+               "%d host%s\n", L->stage, L->pp,
+            L->stage == s->slowest ? "the slowest" : "--stage", L->params, gb / 1e9,
+            s->sg.elem_bytes == 4 ? "fp32" : "bf16", s->sg.model->ntensors,
+            cp_s(s->sg.model->ntensors), s->sg.per_chunk, L->bucket_params,
+            L->group[2] ? "data x context-parallel" : "data-parallel", L->group_gpus,
+            cp_s(L->group_gpus), L->group_hosts, cp_s(L->group_hosts));
 }
 
 static void print_summary(const opts *o, const cp_plan *p, FILE *f)
@@ -165,7 +236,8 @@ static int file_hash(const char *path, unsigned long long *h, cp_err *e)
     return CP_OK;
 }
 
-static int write_plan(const opts *o, const cp_plan *p, cp_err *e)
+static int write_plan(const opts *o, const cp_plan *p, const cp_plan_layout *layout,
+                      cp_err *e)
 {
     cp_plan_inputs in;
     cp_outfile out;
@@ -174,6 +246,7 @@ static int write_plan(const opts *o, const cp_plan *p, cp_err *e)
     memset(&in, 0, sizeof in);
     in.model_path = o->model;
     in.topo_path = o->topo;
+    in.layout = layout;
     if ((rc = file_hash(o->model, &in.model_hash, e)) || (rc = file_hash(o->topo, &in.topo_hash, e)))
         return rc;
     if ((rc = cp_plan_check_waits(p, e)))
@@ -220,13 +293,28 @@ static int run(const opts *o, cp_err *e)
     cp_plan p;
     cp_plan_opts po = o->p;
     cli_meter mt;
-    int rc, have_pr = 0, have_plan = 0;
-    if ((rc = cp_model_load(o->model, &m, e)) ||
-        (rc = cp_topo_load_machine(o->topo, 0, o->hosts, &t, e)) || (rc = host_major(t, e)))
-        goto done;
-    if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o->p.pred, e), e, o->model)))
-        goto done;
-    have_pr = 1;
+    cli_plan_llm lay;
+    int rc, have_pr = 0, have_plan = 0, have_lay = 0;
+    if (layout_mode(o)) {
+        /* the stage's buckets are the tensors, one a bucket (cap 0); no
+         * DDP copies (Megatron reduces its buckets in place) */
+        if ((rc = cli_plan_llm_setup(&o->llm, o->model, o->topo, o->hosts, o->stage, &lay, e)))
+            return rc;
+        have_lay = 1;
+        po.pred.bucket_mb = po.pred.first_bucket_mb = 0;
+        po.pred.framework = CP_FW_HOROVOD;
+        if ((rc = cp_predictor_init(&pr, lay.sg.model, lay.machine, &po.pred, e)))
+            goto done;
+        have_pr = 1;
+        cli_plan_llm_timeline(&lay, &pr.comp);
+    } else {
+        if ((rc = cp_model_load(o->model, &m, e)) ||
+            (rc = cp_topo_load_machine(o->topo, 0, o->hosts, &t, e)) || (rc = host_major(t, e)))
+            goto done;
+        if ((rc = cli_blame(cp_predictor_init(&pr, m, t, &o->p.pred, e), e, o->model)))
+            goto done;
+        have_pr = 1;
+    }
     cli_meter_start(&mt, "plan: LP", 1);
     po.progress = cli_meter_progress(&mt); /* buckets planned, window by window */
     rc = cp_plan_build(&pr, &po, &p, e);
@@ -234,7 +322,9 @@ static int run(const opts *o, cp_err *e)
     if (rc)
         goto done;
     have_plan = 1;
-    rc = write_plan(o, &p, e);
+    rc = write_plan(o, &p, have_lay ? &lay.info : NULL, e);
+    if (rc == CP_OK && have_lay)
+        print_layout(&lay, strcmp(o->out, "-") == 0 ? stderr : stdout);
     if (rc == CP_OK)
         print_summary(o, &p, strcmp(o->out, "-") == 0 ? stderr : stdout);
 done:
@@ -242,6 +332,8 @@ done:
         cp_plan_free(&p);
     if (have_pr)
         cp_predictor_free(&pr);
+    if (have_lay)
+        cli_plan_llm_free(&lay);
     cp_model_free(m);
     cp_topo_free(t);
     return rc;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/plan_llm.h"
 #include "cli/summary.h"
 #include "core/fileio.h"
 #include "core/units.h"
@@ -70,6 +71,11 @@ static int plan_topology(const cpl_plan *p, const char *plan_path, cp_topo **t, 
         return cp_fail_at(e, CP_EINPUT, plan_path, 0, 0, "topology.hash",
                           "%s changed since the plan was made (hash %s, plan says %s): re-plan, "
                           "or give -t to replay anyway", file, have, want);
+    {   /* a large-model plan: the stage's data-parallel group (plan_llm.h) */
+        cpl_layout L;
+        if (cpl_get_layout(p, &L) == 0)
+            return cli_plan_llm_machine(file, &L, t, e);
+    }
     return plan_hosts(file, cpl_host_count(p), plan_path, t, e);
 }
 

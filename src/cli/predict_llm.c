@@ -314,10 +314,8 @@ static const char *unavailable(const cp_groups *G, const cp_layout *l, cp_coll_a
     return NULL;
 }
 
-/* The model's transformer and the layout, resolved on `hosts` copies of
- * host t. */
-static int resolve(const cli_llm *L, const cp_model *m, const cp_topo *t, int hosts,
-                   const char *model, cp_layout *l, cp_err *e)
+int cli_llm_resolve(const cli_llm *L, const cp_model *m, const cp_topo *t, int hosts,
+                    const char *model, cp_layout *l, cp_err *e)
 {
     *l = L->lay;
     if (m->xf.layers <= 0)
@@ -554,7 +552,7 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
     memset(&tiers, 0, sizeof tiers);
     if ((rc = cp_model_load(r->model, &m, e)) ||
         (rc = cli_llm_machine(r->topo, r->gpus, r->hosts, &t, e)) ||
-        (rc = resolve(L, m, t, r->hosts, r->model, &l, e)) || (rc = cp_gpu_from_topo(t, &g, e)))
+        (rc = cli_llm_resolve(L, m, t, r->hosts, r->model, &l, e)) || (rc = cp_gpu_from_topo(t, &g, e)))
         goto done;
     if (l.precision == CP_PREC_FP8 && g.peak8 <= 0) {
         rc = cp_fail_at(e, CP_EINPUT, r->topo, 0, 0, NULL,

@@ -155,6 +155,13 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e);
  * far as it spans).  CP_OK and *t owned by the caller. */
 int cli_llm_machine(const char *path, int gpus, int hosts, cp_topo **t, cp_err *e);
 
+/* The model's transformer and the layout L, resolved on `hosts` copies of
+ * host t (cp_layout_resolve): CP_EINPUT naming the model file when it has
+ * no transformer block, the numbers when the layout does not fit the
+ * machine (predict and plan say the same). */
+int cli_llm_resolve(const cli_llm *L, const cp_model *m, const cp_topo *t, int hosts,
+                    const char *model, cp_layout *l, cp_err *e);
+
 /* The `parallel` object of one prediction (predict --json, search --json). */
 json_t *cli_llm_parallel_json(const cp_layout *l, const cp_llm_result *res);
 

@@ -226,6 +226,62 @@ static int build_model(const cp_topo *base, const cp_group_shape *sh, double net
     return build_pool(base, sh, machine_hosts, m, e);
 }
 
+/* Why: a plan for one group (plan with a layout, docs/planner.md "Large-
+ * model layouts") needs the group as a machine of its own that the planner
+ * and the simulator both rebuild from the plan: the group's GPUs on one
+ * host with their NIC share (group_host, as the collective model prices
+ * the group), the pool's ports and devices divided as every group of every
+ * host would use them (share_pool, eq. L8, the whole group's GPUs on the
+ * devices), then replicated over the hosts the group spans. */
+int cp_groups_machine(const cp_topo *t, const cp_layout *l, cp_group_kind k, double net_gbs,
+                      cp_topo **out, cp_err *e)
+{
+    const cp_topo *base = base_host(t);
+    cp_group_shape sh;
+    cp_topo *host = NULL;
+    double share;
+    int rc, bad, peer, via;
+    *out = NULL;
+    if (!base)
+        return cp_fail_at(e, CP_EINPUT, t->src_path, 0, 0, NULL,
+                          "large-model layouts need a topology of one host (replicated with "
+                          "--hosts); this file describes %d hosts", t->nhosts);
+    cp_layout_group(l, k, &sh);
+    if (sh.size < 2 || !sh.uniform)
+        return cp_fail(e, CP_EINPUT, "the %s group of %d GPU%s %s", k == CP_G_TP ?
+                       "tensor-parallel" : "data-parallel", sh.size, sh.size == 1 ? "" : "s",
+                       sh.size < 2 ? "has nothing to synchronise" :
+                       "spreads unevenly over hosts");
+    if ((rc = group_host(base, &sh, net_gbs, &host, &share, e)))
+        return rc;
+    if ((bad = cp_topo_unreachable_gpu(host, &peer, &via)) != -1) {
+        rc = bad == -2 ? cp_fail(e, CP_EINTERNAL, "out of memory")
+                       : cp_fail_at(e, CP_EINPUT, base->src_path, 0, 0, NULL,
+                                    "gpu \"%s\" cannot reach gpu \"%s\" of its group without "
+                                    "the GPUs outside it", host->nodes[bad].id,
+                                    peer >= 0 ? host->nodes[peer].id : "?");
+        cp_topo_free(host);
+        return rc;
+    }
+    if (cp_pool_present(host)) { /* as build_pool, with the whole group on the devices */
+        double ndev = 0, gw = (double)sh.hosts * sh.local, own, load;
+        double all = (double)base->ngpus * (l->hosts > 0 ? l->hosts : 1);
+        int i;
+        for (i = 0; i < host->nnodes; i++)
+            ndev += host->nodes[i].kind == CP_MEMDEV && host->nodes[i].host < 0;
+        own = ndev > 0 && gw > ndev ? gw / ndev : 1;
+        load = ndev > 0 && all > ndev ? all / ndev : 1;
+        share_pool(host, (double)sh.local / base->ngpus, own / load);
+    }
+    if (sh.hosts <= 1) {
+        *out = host;
+        return CP_OK;
+    }
+    rc = cp_topo_replicate(host, sh.hosts, out, e);
+    cp_topo_free(host);
+    return rc;
+}
+
 static void model_free(cp_group_model *m)
 {
     cp_a2a_free(m->a2a);

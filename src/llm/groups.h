@@ -93,6 +93,16 @@ int cp_groups_build_kinds(cp_groups *G, const cp_topo *t, const cp_layout *l, do
 
 void cp_groups_free(cp_groups *G);
 
+/* The machine of group kind k of layout l (resolved) on machine t: the
+ * group's GPUs of one host with their share of its NICs, the CXL pool's
+ * ports and devices divided as every group of the machine shares them
+ * (eq. L8), replicated over the hosts the group spans (one host: not
+ * replicated).  What `plan` with a layout plans on and `simulate` replays
+ * on.  CP_EINPUT for a group of one GPU, one spread unevenly, or one whose
+ * GPUs cannot reach each other; *out owned by the caller. */
+int cp_groups_machine(const cp_topo *t, const cp_layout *l, cp_group_kind k, double net_gbs,
+                      cp_topo **out, cp_err *e);
+
 /* Time in us of collective `op` (AR, RS, AG; P2P: a send of `bytes` between
  * the pair, as a two-rank broadcast) on a `bytes` buffer in group k,
  * algorithm `alg` or, with CP_ALGS, what NCCL's tuner picks (*used when

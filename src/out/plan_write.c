@@ -195,6 +195,31 @@ json_t *cp_plan_to_json(const cp_plan *p, const cp_plan_inputs *in)
     json_object_set_new(t, "hosts", json_integer(p->topo->nhosts));
     json_object_set_new(t, "gpus", json_integer(p->topo->ngpus));
     json_object_set_new(root, "topology", t);
+    if (in->layout) {
+        const cp_plan_layout *L = in->layout;
+        json_t *l = json_object();
+        if (!l)
+            return NULL;
+        json_object_set_new(l, "framework", json_string(L->framework));
+        json_object_set_new(l, "tp", json_integer(L->tp));
+        json_object_set_new(l, "pp", json_integer(L->pp));
+        json_object_set_new(l, "vp", json_integer(L->vp));
+        json_object_set_new(l, "cp", json_integer(L->cp));
+        json_object_set_new(l, "dp", json_integer(L->dp));
+        json_object_set_new(l, "mbs", json_integer(L->mbs));
+        json_object_set_new(l, "gbs", json_integer(L->gbs));
+        json_object_set_new(l, "seq", json_integer(L->seq));
+        json_object_set_new(l, "stage", json_integer(L->stage));
+        json_object_set_new(l, "group", json_string(L->group));
+        json_object_set_new(l, "group_gpus", json_integer(L->group_gpus));
+        json_object_set_new(l, "group_hosts", json_integer(L->group_hosts));
+        json_object_set_new(l, "stage_params", json_integer(L->params));
+        json_object_set_new(l, "bucket_params", json_integer((json_int_t)L->bucket_params));
+        if (L->net_gbs > 0)
+            json_object_set_new(l, "net_gbs", real(L->net_gbs, 6));
+        json_object_set_new(l, "layout_iteration_ms", real(L->iteration_ms, 4));
+        json_object_set_new(root, "layout", l);
+    }
     json_object_set_new(s, "mode", json_string(p->opts.mode == CP_PLAN_PROXY ? "proxy" : "coarse"));
     json_object_set_new(s, "bucket_mb", real(p->opts.pred.bucket_mb, 6));
     json_object_set_new(s, "first_bucket_mb", real(p->opts.pred.first_bucket_mb, 6));

@@ -52,13 +52,19 @@ struct cpl_plan {
     size_t npdev;
     int *rdev;          /* [ndev]: index in pdev of dev[i] */
     int *home;          /* [gpus]: proxy-ring device (index in pdev) of each GPU, or -1 */
+    int has_layout;     /* the plan has a "layout" object (plan --tp ...) */
+    cpl_layout layout;
 };
 
 static const char *const top_keys[] = {"format", "generator", "model", "topology", "settings",
                                        "predicted", "split_layer", "families", "proxies",
-                                       "buckets", NULL};
+                                       "buckets", "layout", NULL};
 static const char *const model_keys[] = {"name", "file", "hash", "tensors", "dtype", NULL};
 static const char *const topo_keys[] = {"name", "file", "hash", "hosts", "gpus", NULL};
+static const char *const layout_keys[] = {"framework", "tp", "pp", "vp", "cp", "dp", "mbs",
+                                          "gbs", "seq", "stage", "group", "group_gpus",
+                                          "group_hosts", "stage_params", "bucket_params",
+                                          "net_gbs", "layout_iteration_ms", NULL};
 static const char *const bucket_keys[] = {"id", "bytes", "ready_ms", "need_ms", "first_layer",
                                           "tensors", "routes", NULL};
 static const char *const proxy_keys[] = {"device", "reduce_gbs", "clients", "queues",
@@ -464,6 +470,54 @@ static int read_participants(cpl_plan *p, const json_t *proxies, cp_err *e)
     return rc;
 }
 
+/* Why: a plan made for a large-model layout (plan --tp ...) says which
+ * stage and which group it synchronises, and simulate rebuilds that group's
+ * machine from it; the object is optional (older plans have none) and
+ * strict like the rest.  Its group must be the plan's GPUs and hosts. */
+static int read_layout(cpl_plan *p, const json_t *root, cp_err *e)
+{
+    static const char *const deg[] = {"tp", "pp", "vp", "cp", "dp", "mbs", "gbs"};
+    const json_t *o = NULL;
+    int64_t v[7], stage = 0, gg = 0, gh = 0, seq = 0, params = 0;
+    double net = 0;
+    int rc, i;
+    if ((rc = cp_jget_object(&p->doc, e, root, "", "layout", 0, &o)) || !o)
+        return rc;
+    if ((rc = cp_jdoc_check_keys(&p->doc, e, o, "layout", layout_keys)))
+        return rc;
+    for (i = 0; i < 7; i++)
+        if ((rc = cp_jget_int(&p->doc, e, o, "layout", deg[i], CP_REQ, 1, 1 << 20, &v[i])))
+            return rc;
+    if ((rc = cp_jget_int(&p->doc, e, o, "layout", "stage", CP_REQ, 0, v[1] - 1, &stage)) ||
+        (rc = cp_jget_int(&p->doc, e, o, "layout", "group_gpus", CP_REQ, 1, 1 << 20, &gg)) ||
+        (rc = cp_jget_int(&p->doc, e, o, "layout", "group_hosts", CP_REQ, 1, 1 << 20, &gh)) ||
+        (rc = cp_jget_int(&p->doc, e, o, "layout", "seq", 0, 1, (int64_t)1 << 40, &seq)) ||
+        (rc = cp_jget_int(&p->doc, e, o, "layout", "stage_params", 0, 0, (int64_t)1 << 50,
+                          &params)) ||
+        (rc = cp_jget_num_range(&p->doc, e, o, "layout", "net_gbs", CP_POS, 0, 1e5,
+                                "a positive rate, GB/s", &net)))
+        return rc;
+    if (gg != (int64_t)p->gpus || gh != (int64_t)p->hosts)
+        return cp_jdoc_fail(&p->doc, e, o, "group_gpus", "layout",
+                            "the group of %lld GPUs on %lld hosts is not the plan's topology "
+                            "(%d GPUs on %d hosts)", (long long)gg, (long long)gh, p->gpus,
+                            p->hosts);
+    if (gg != v[4] * v[3])
+        return cp_jdoc_fail(&p->doc, e, o, "group_gpus", "layout",
+                            "a data-parallel group of %lld GPUs, but dp is %lld and cp %lld",
+                            (long long)gg, (long long)v[4], (long long)v[3]);
+    p->has_layout = 1;
+    p->layout.tp = (int)v[0], p->layout.pp = (int)v[1], p->layout.vp = (int)v[2];
+    p->layout.cp = (int)v[3], p->layout.dp = (int)v[4], p->layout.mbs = (int)v[5];
+    p->layout.gbs = (int)v[6];
+    p->layout.seq = (long long)seq;
+    p->layout.stage = (int)stage;
+    p->layout.group_gpus = (int)gg, p->layout.group_hosts = (int)gh;
+    p->layout.stage_params = (long long)params;
+    p->layout.net_gbs = net;
+    return CP_OK;
+}
+
 static int read_plan(cpl_plan *p, cp_err *e)
 {
     const json_t *root = p->doc.root, *model = NULL, *topo = NULL, *buckets = NULL,
@@ -511,6 +565,8 @@ static int read_plan(cpl_plan *p, cp_err *e)
         return cp_jdoc_fail(&p->doc, e, topo, "hosts", "topology",
                             "%lld GPUs do not divide among %lld hosts", (long long)gpus,
                             (long long)hosts);
+    if ((rc = read_layout(p, root, e)))
+        return rc;
     if (json_array_size(buckets) == 0)
         return cp_jdoc_fail(&p->doc, e, root, "buckets", "", "the plan has no buckets");
     if ((rc = count(p, buckets, e)))
@@ -607,6 +663,13 @@ int cpl_host_count(const cpl_plan *p) { return p->hosts; }
 const char *cpl_dtype(const cpl_plan *p) { return p->dtype; }
 size_t cpl_device_count(const cpl_plan *p) { return p->npdev; }
 const char *cpl_device_name(const cpl_plan *p, size_t d) { return d < p->npdev ? p->pdev[d] : NULL; }
+int cpl_get_layout(const cpl_plan *p, cpl_layout *out)
+{
+    if (!p || !out || !p->has_layout)
+        return -1;
+    *out = p->layout;
+    return 0;
+}
 int cpl_ring_home(const cpl_plan *p, int gpu) { return gpu >= 0 && gpu < p->gpus ? p->home[gpu] : -1; }
 
 int cpl_route_times(const cpl_plan *p, size_t bucket, size_t route, double *start_ms,

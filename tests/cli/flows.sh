@@ -287,5 +287,43 @@ if "$BIN" search $moe --top 1 --json >"$tmp/m.json" 2>"$tmp/err"; then
     else bad "Qwen3-30B-A3B search vs predict ($flags): $s_ms vs $p_ms, pool $w vs $wo: $(cat "$tmp/err")"; fi
 else bad "Qwen3-30B-A3B search: $(cat "$tmp/err")"; fi
 
+# 15. a large-model layout's plan (docs/planner.md "Large-model layouts"):
+#     Llama-3-8B, TP 8 x PP 2 x DP 4 on 8 hgx-h100-pod hosts.  By hand
+#     (tests/cases/plan-layout-llama3-8b/why.txt): stage 0 holds 501,891,072
+#     parameters a GPU, fp32 gradients 2,007,564,288 bytes in 13 buckets of
+#     40,000,000 parameters (160,000,000 bytes) and one of 87,564,288; its
+#     data-parallel group is one GPU on each of 4 hosts.  check and simulate
+#     accept it (simulate rebuilding that group's machine from the layout
+#     section), the replay within 5% of the plan.
+llm="-m tests/data/good/hf/llama-3-8b.json -t topologies/hgx-h100-pod.json --hosts 8"
+# shellcheck disable=SC2086
+if "$BIN" plan $llm --tp 8 --pp 2 --dp 4 --gbs 64 -o "$tmp/llm.json" >/dev/null 2>"$tmp/err" &&
+    "$BIN" check "$tmp/llm.json" | grep -q ': ok: plan for Meta-Llama-3-8B on hgx-h100-pod dp group x4: 13 buckets, 13 tensors' &&
+    [ "$(sed -n 's/^ *"bytes": \(160000000\),*$/\1/p' "$tmp/llm.json" | wc -l)" -ge 12 ] &&
+    awk '/"buckets"/ { b = 1 } b && /^   "bytes":/ { gsub(/[^0-9]/, ""); t += $0 } END { exit !(t == 2007564288) }' "$tmp/llm.json" &&
+    grep -q '"stage_params": 501891072,' "$tmp/llm.json" && grep -q '"group_gpus": 4,' "$tmp/llm.json" &&
+    grep -q '"group_hosts": 4,' "$tmp/llm.json" && grep -q '"hosts": 4,' "$tmp/llm.json"; then
+    ok "layout plan: stage 0's 2,007,564,288 gradient bytes in 13 buckets over 4 GPUs on 4 hosts"
+else bad "layout plan: $(cat "$tmp/err")"; fi
+if "$BIN" simulate -p "$tmp/llm.json" >"$tmp/sim" 2>"$tmp/err" &&
+    grep -q '^simulate: plan for Meta-Llama-3-8B on hgx-h100-pod dp group x4:' "$tmp/sim" &&
+    grep -q 'deadlock-free: yes' "$tmp/sim" &&
+    sed -n 's/^replayed iteration \([0-9.]*\) ms (planned \([0-9.]*\) ms.*/\1 \2/p' "$tmp/sim" |
+    awk '{ d = $1 - $2; if (d < 0) d = -d; ok = $2 > 0 && d <= 0.05 * $2 } END { exit !ok }'; then
+    ok "layout plan: simulate replays it on the group's machine within 5%"
+else bad "layout plan: simulate: $(cat "$tmp/err")"; fi
+if [ -x "$READER" ] && "$READER" "$tmp/llm.json" | grep -q '^layout: TP 8 x CP 1 x DP 4 x PP 2 (VP 1), stage 0, its group 4 GPUs on 4 hosts$'; then
+    ok "plan_reader prints the layout"; else bad "plan_reader prints the layout"; fi
+# the loader is strict about the new section too, and keeps it consistent
+sed 's/"group_gpus": 4,/"group_gpus": 8,/' "$tmp/llm.json" >"$tmp/llm-bad.json"
+"$BIN" check "$tmp/llm-bad.json" >/dev/null 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -q 'llm-bad.json:[0-9]*:[0-9]*: error: layout.group_gpus: the group of 8 GPUs on 4 hosts is not the plan'"'"'s topology (4 GPUs on 4 hosts)' "$tmp/err"; then
+    ok "layout: a group that is not the plan's GPUs is refused"
+else bad "layout: group mismatch: $(cat "$tmp/err")"; fi
+sed 's/"stage": 0,/"stage": 0, "chunk": 1,/' "$tmp/llm.json" >"$tmp/llm-bad.json"
+"$BIN" check "$tmp/llm-bad.json" >/dev/null 2>"$tmp/err"
+if [ $? -eq 2 ] && grep -q 'chunk' "$tmp/err"; then ok "layout: unknown key refused"
+else bad "layout: unknown key: $(cat "$tmp/err")"; fi
+
 [ "$fail" -eq 0 ] && echo "flows: all passed"
 exit "$fail"

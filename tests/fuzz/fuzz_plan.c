@@ -29,6 +29,12 @@ static void walk(const cpl_plan *p)
 
     FUZZ_REQUIRE(cpl_model_name(p) && cpl_topology_name(p));
     FUZZ_REQUIRE(isfinite(cpl_predicted_iteration_ms(p)));
+    {   /* a layout section, when there is one, is the plan's GPUs and hosts */
+        cpl_layout L;
+        if (cpl_get_layout(p, &L) == 0)
+            FUZZ_REQUIRE(L.group_gpus == cpl_gpu_count(p) && L.group_hosts == cpl_host_count(p) &&
+                         L.stage >= 0 && L.stage < L.pp && L.group_gpus == L.dp * L.cp);
+    }
     FUZZ_REQUIRE(cpl_get_bucket(p, nb, &bk) != 0);
     for (b = 0; b < nb; b++) {
         FUZZ_REQUIRE(cpl_get_bucket(p, b, &bk) == 0 && bk.bytes > 0);

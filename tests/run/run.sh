@@ -208,6 +208,25 @@ hpd=$(devs "$HP")
 bitexact "gpt2 on two hgx-h100-pod hosts (pool, hierarchical)" "$HP" $((16 + hpd)) 16 "32 pool memory devices" \
     --scale 8192
 
+# --- a large-model layout's plan (docs/planner.md "Large-model layouts"):
+# Llama-3-8B, TP 8 x PP 2 x DP 4 on 8 HGX H100 hosts.  The plan synchronises
+# stage 0's gradients over its data-parallel group, one GPU on each of 4
+# hosts (TP 8 fills a host), so it runs on 4 GPU ranks; its ps routes name
+# the group's 4 hosts' 2 sockets each, 8 devices: 12 ranks.  13 buckets
+# (501,891,072 parameters a GPU over buckets of 40,000,000, fp32:
+# tests/cases/plan-layout-llama3-8b/why.txt), 2 GB shrunk 1024-fold.
+LL=$tmp/llama-layout.json
+plan "$LL" -m tests/data/good/hf/llama-3-8b.json -t topologies/hgx-h100.json --hosts 8 \
+    --tp 8 --pp 2 --dp 4 --gbs 64
+[ "$(grep -c '"ready_ms"' "$LL")" -eq 13 ] && grep -q '"group_gpus": 4,' "$LL" ||
+    bad "llama-3-8b layout plan: 13 buckets over a group of 4 GPUs"
+lld=$(devs "$LL")
+[ "$lld" -eq 8 ] || bad "layout plan names the group's 8 CPU sockets (got $lld)"
+if [ "$("$RUN" --ranks "$LL")" = $((4 + lld)) ]; then ok "--ranks: 4 GPUs + $lld devices (layout plan)"
+else bad "--ranks of the layout plan: 4 GPUs + $lld devices"; fi
+bitexact "llama-3-8b stage 0 over its DP group (layout plan)" "$LL" $((4 + lld)) 4 "$lld" \
+    --scale 1024
+
 # --- refusals, before any route moves a byte
 # gpt2's first bucket starts with transformer.ln_f.bias, 768 fp32 = 3072
 # bytes: moving the next tensor to 3068 makes the two overlap by 4 bytes

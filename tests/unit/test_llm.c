@@ -5,11 +5,13 @@
  * activation sizes with and without SP and recomputation, the 1F1B and
  * interleaved bubble on four stages, the TP and PP traffic, a GEMM's
  * time on a made-up GPU, the groups of a layout that spans hosts and the
- * links they price, and the layout checks.
+ * links they price, a stage's gradient buckets and its DP group's machine
+ * for plan with a layout, and the layout checks.
  */
 #include "testutil.h"
 
 #include "llm/iteration.h"
+#include "llm/stageplan.h"
 #include "load/load.h"
 
 /* A GPT block: h 64, 4 heads of 16, MLP 256 (GELU), sequence 32,
@@ -372,6 +374,76 @@ static void test_group_links(void **state)
     cp_topo_free(t);
 }
 
+/* plan with a layout (docs/planner.md "Large-model layouts"): a stage's
+ * gradient buckets, their ready times from the schedule, and the machine
+ * of its data-parallel group. */
+static void test_stage_grads(void **state)
+{
+    cp_xformer x = llama_small();
+    cp_layout l = layout(1, 2, 1);
+    cp_topo *t = NULL, *dpm = NULL;
+    cp_groups G;
+    cp_llm_opts o;
+    cp_llm_result r;
+    cp_stage_grads sg;
+    cp_gpu g;
+    cp_err e;
+    (void)state;
+    cp_err_clear(&e);
+    memset(&o, 0, sizeof o);
+    o.dp_alg = CP_ALGS;
+    o.keep_events = 1;
+    l.gbs = 8; /* TP 1 x PP 2 on 8 GPUs: DP 4, two micro-batches each */
+    assert_int_equal(cp_topo_load("topologies/hgx-h100.json", &t, &e), CP_OK);
+    assert_int_equal(cp_layout_resolve(&l, &x, 8, 8, &e), CP_OK);
+    assert_int_equal(l.dp, 4);
+    assert_int_equal(cp_gpu_from_topo(t, &g, &e), CP_OK);
+    assert_int_equal(cp_groups_build(&G, t, &l, 0, NULL, &e), CP_OK);
+    assert_int_equal(cp_llm_predict(&x, &l, &g, &G, &o, &r, &e), CP_OK);
+    /* a block: q and o 64 x 64 = 4,096 each, k and v 64 x 32 = 2,048 each,
+     * SwiGLU 3 x 64 x 128 = 24,576, two RMSNorms 128: 36,992.  Stage 0:
+     * blocks 0-1 and the embedding 1000 x 64: 73,984 + 64,000 = 137,984;
+     * stage 1: blocks 2-3, the final norm 64 and the head 64,000: 138,048 */
+    assert_int_equal(cp_stage_grads_build(&x, &l, &g, NULL, &r, 0, "s0", &sg, &e), CP_OK);
+    assert_int_equal(sg.params, 137984);
+    /* Megatron's bucket is max(40 M, 1 M x dp) parameters: one bucket */
+    assert_int_equal(sg.model->ntensors, 1);
+    assert_int_equal(sg.model->tensors[0].numel, 137984);
+    assert_int_equal(sg.elem_bytes, 4); /* fp32 main_grad */
+    /* the one bucket of the chunk is complete when the last micro-batch's
+     * backward through it ends (overlap_grad_reduce) */
+    assert_near(sg.ready_ms[0], r.sched.last_bwd_end_ms[0], 1e-12);
+    cp_stage_grads_free(&sg);
+    assert_int_equal(cp_stage_grads_build(&x, &l, &g, NULL, &r, 1, "s1", &sg, &e), CP_OK);
+    assert_int_equal(sg.params, 138048);
+    assert_near(sg.stage_end_ms, r.sched.stage_end_ms[1], 1e-12);
+    cp_stage_grads_free(&sg);
+    assert_int_equal(cp_stage_grads_build(&x, &l, &g, NULL, &r, 2, "s2", &sg, &e), CP_EINPUT);
+    /* the DP group of stage 0: ranks 0-3 of the host, one host */
+    assert_int_equal(cp_groups_machine(t, &l, CP_G_DP, 0, &dpm, &e), CP_OK);
+    assert_int_equal(dpm->ngpus, 4);
+    assert_int_equal(dpm->nhosts, 1);
+    cp_topo_free(dpm);
+    /* a TP group has nothing to synchronise here (TP 1) */
+    assert_int_equal(cp_groups_machine(t, &l, CP_G_TP, 0, &dpm, &e), CP_EINPUT);
+    assert_null(dpm);
+    cp_llm_result_free(&r);
+    cp_groups_free(&G);
+    cp_topo_free(t);
+    /* TP 4 x PP 2 on 4 hosts of 8: DP 4, ranks tp + 4 (dp + 4 pp), so the
+     * DP group of stage 0 is ranks 0, 4 (host 0) and 8, 12 (host 1): 2 GPUs
+     * on each of 2 hosts, each with its own NIC (hgx-h100: one a GPU) */
+    l = layout(4, 2, 1);
+    assert_int_equal(cp_topo_load_hosts("topologies/hgx-h100.json", 4, &t, &e), CP_OK);
+    assert_int_equal(cp_layout_resolve(&l, &x, t->ngpus, 8, &e), CP_OK);
+    assert_int_equal(cp_groups_machine(t, &l, CP_G_DP, 0, &dpm, &e), CP_OK);
+    assert_int_equal(dpm->ngpus, 4);
+    assert_int_equal(dpm->nhosts, 2);
+    assert_int_equal(cp_topo_count(dpm, CP_NIC), 4);
+    cp_topo_free(dpm);
+    cp_topo_free(t);
+}
+
 /* TP traffic: a block's forward under SP moves four buffers of T h E
  * through the TP group (two all-gathers, two reduce-scatters); its PP send
  * is the sequence-sharded activation T h E / t. */
@@ -447,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_gemm_time),
         cmocka_unit_test(test_groups_shape),
         cmocka_unit_test(test_group_links),
+        cmocka_unit_test(test_stage_grads),
         cmocka_unit_test(test_tp_pp_traffic),
         cmocka_unit_test(test_layout_errors),
     };

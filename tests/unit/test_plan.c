@@ -265,6 +265,10 @@ static void test_loader_rejects_wrong_model(void **state)
     path = write_temp(text);
     free(text);
     assert_int_equal(cpl_open(path, &lp, err, sizeof err), 0);
+    {   /* a data-parallel plan has no layout section (plan-format.md) */
+        cpl_layout L;
+        assert_int_equal(cpl_get_layout(lp, &L), -1);
+    }
     names = malloc((size_t)other->ntensors * sizeof *names);
     bytes = malloc((size_t)other->ntensors * sizeof *bytes);
     for (i = 0; i < other->ntensors; i++) {
