@@ -22,7 +22,8 @@
 
 typedef struct cp_sim_result {
     double iteration_ms;   /* the replayed iteration */
-    double compute_ms;     /* one-GPU compute, from the plan */
+    double compute_ms;     /* one-GPU compute, from the plan (tail included) */
+    double tail_ms;        /* after the last synchronisation, from the plan (0: none said) */
     double first_ms, last_ms; /* first operation start, last finish */
     int nops, completed;   /* operations, and how many finished (all: no deadlock) */
     int nres;              /* resources (CP_NRES of the topology) */
