@@ -128,6 +128,8 @@ typedef struct cp_coll {
                            * ring of peers is hier's phase 1 */
     double *ring_use;     /* one host: [arc] GB/s on each arc per GB/s of packed ring
                            * bandwidth (owned), for the simulator; NULL otherwise */
+    double ring_lat_us;   /* one host: one traversal of the slowest packed ring, n hops of
+                           * route latency and calibrated step (for the simulator) */
     /* Host memory for optimizer offload (ZeRO-Offload): every GPU of a host
      * copying to (d2h) or from (h2d) its nearest CPU socket at once, GB/s
      * each and the slowest route's latency; the sockets' streaming rate,

@@ -204,6 +204,7 @@ static int pack_intra(coll_build *b)
         b->c->ring_use = calloc((size_t)2 * b->win->nlinks + 1, sizeof *b->c->ring_use);
         if (!b->c->ring_use)
             return coll_oom(b);
+        b->c->ring_lat_us = b->intra_lat;
         for (i = 0; i < b->nrings; i++)
             for (k = 0; b->intra.rate[i] > 0 && k < b->ringpat[i].nuse; k++)
                 b->c->ring_use[b->ringpat[i].arc[k]] +=

@@ -229,6 +229,7 @@ json_t *cp_plan_to_json(const cp_plan *p, const cp_plan_inputs *in)
     json_object_set_new(pr, "iteration_ms", real(p->iteration_ms, 4));
     json_object_set_new(pr, "compute_ms", real(p->compute_ms, 4));
     json_object_set_new(pr, "exposed_ms", real(p->iteration_ms - p->compute_ms, 4));
+    json_object_set_new(pr, "tail_ms", real(p->tail_ms, 4));
     json_object_set_new(pr, "lp_iteration_ms", real(p->lp_iteration_ms, 4));
     json_object_set_new(pr, "allreduce_ms", real(p->allreduce_ms, 4));
     json_object_set_new(pr, "lower_bound_ms", real(p->lower_bound_ms, 4));

@@ -599,6 +599,7 @@ static int solve(cp_plan *p, cp_err *e)
  * plan reports grows by the same copy (as in cp_predict). */
 static void add_copy_back(cp_plan *p, double ms)
 {
+    p->tail_ms = ms;
     p->compute_ms += ms;
     p->iteration_ms += ms;
     p->lp_iteration_ms += ms;

@@ -90,7 +90,9 @@ typedef struct cp_plan {
     int *order;             /* tensor indices in bucket order (owned) */
     cp_plan_bucket *b;      /* owned */
     int nb;
-    double compute_ms;      /* one-GPU iteration */
+    double compute_ms;      /* one-GPU iteration (tail_ms included) */
+    double tail_ms;         /* charged after the last bucket's synchronisation: DDP's copy
+                             * back (eq. P7); the plan file's predicted.tail_ms */
     double iteration_ms;    /* re-evaluated after sharding */
     double lp_iteration_ms; /* the LP's optimum (fluid, before sharding) */
     double allreduce_ms;    /* every bucket all-reduced, same evaluator */

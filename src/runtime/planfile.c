@@ -35,6 +35,7 @@ struct cpl_plan {
     cp_jdoc doc;        /* owns every string below */
     const char *model, *topo, *topo_file, *topo_hash;
     double compute_ms;
+    double tail_ms;     /* predicted.tail_ms; 0 when absent (plans before it) */
     int gpus, split;
     int version;        /* 1 or 2 (pool routes allowed) */
     int hosts;          /* topology.hosts: the hosts the plan was made for; 1 when absent */
@@ -553,6 +554,16 @@ static int read_plan(cpl_plan *p, cp_err *e)
             p->iteration_ms = json_number_value(json_object_get(pred, "iteration_ms"));
         if (json_is_object(pred) && json_is_number(json_object_get(pred, "compute_ms")))
             p->compute_ms = json_number_value(json_object_get(pred, "compute_ms"));
+        /* the tail after the last synchronisation, which simulate adds; plans
+         * written before it had none and replay as they did (0) */
+        if (json_is_object(pred) &&
+            (rc = cp_jget_num(&p->doc, e, pred, "predicted", "tail_ms", CP_NONNEG,
+                              "a time >= 0 (ms)", &p->tail_ms)))
+            return rc;
+        if (p->tail_ms > p->compute_ms && json_is_number(json_object_get(pred, "compute_ms")))
+            return cp_jdoc_fail(&p->doc, e, pred, "tail_ms", "predicted",
+                                "the tail %g ms is longer than the compute %g ms it is part of",
+                                p->tail_ms, p->compute_ms);
         if (json_is_string(json_object_get(topo, "file")))
             p->topo_file = json_string_value(json_object_get(topo, "file"));
         if (json_is_string(json_object_get(topo, "hash")))
@@ -655,6 +666,7 @@ double cpl_predicted_iteration_ms(const cpl_plan *p) { return p->iteration_ms; }
 size_t cpl_bucket_count(const cpl_plan *p) { return p->nb; }
 size_t cpl_route_count(const cpl_plan *p) { return p->nr; }
 double cp_planfile_compute_ms(const cpl_plan *p) { return p->compute_ms; }
+double cp_planfile_tail_ms(const cpl_plan *p) { return p->tail_ms; }
 double cp_planfile_need_ms(const cpl_plan *p, size_t b) { return b < p->nb ? p->b[b].need_ms : 0; }
 const char *cp_planfile_topo_file(const cpl_plan *p) { return p->topo_file; }
 const char *cp_planfile_topo_hash(const cpl_plan *p) { return p->topo_hash; }

@@ -23,6 +23,7 @@ int cp_planfile_load(const char *path, cpl_plan **out, cp_err *e);
 
 /* Internal accessors for the simulator (not part of the public API). */
 double cp_planfile_compute_ms(const cpl_plan *p);       /* predicted.compute_ms */
+double cp_planfile_tail_ms(const cpl_plan *p);          /* predicted.tail_ms, 0 if absent */
 double cp_planfile_need_ms(const cpl_plan *p, size_t bucket);
 const char *cp_planfile_topo_file(const cpl_plan *p);   /* topology.file, or NULL */
 const char *cp_planfile_topo_hash(const cpl_plan *p);   /* topology.hash, or NULL */

@@ -89,7 +89,13 @@ static int set_uses(op *o, const double *load, int n, double scale)
     return 0;
 }
 
-/* An operation's per-byte loads and latency from its route kind. */
+/* An operation's per-byte loads and latency from its route kind.  The rate
+ * an operation gets is left to the fair sharing of the links it loads, at
+ * the topology's capacities (gbs x bw_eff, cp_res_cap): no family's cost
+ * function caps it, except where the replay has no links to load (AllReduce
+ * across hosts, whose rings the collective model packs on a two-host window)
+ * and the pool's copy engines, which are not links (docs/planner.md,
+ * "Simulation"). */
 static int describe(sim *s, op *o, int kind, const char *dev, double *scratch)
 {
     const cp_topo *t = s->t;
@@ -100,19 +106,30 @@ static int describe(sim *s, op *o, int kind, const char *dev, double *scratch)
     if (kind == CP_FAM_ALLREDUCE) {
         double factor = 2.0 * (t->ngpus - 1) / t->ngpus;
         const char *how;
-        double us = cp_family_time_us(&s->fams, CP_FAM_ALLREDUCE, o->bytes, &how);
-        double lat = cp_family_time_us(&s->fams, CP_FAM_ALLREDUCE, 0, &how);
-        o->lat_ms = lat / 1e3;
-        if (s->fams.gpu_mpi) { /* staged through host memory: the family's own load */
+        if (s->fams.gpu_mpi) { /* staged through host memory: PCIe to the socket and back */
             for (k = 0; k < f->load.nuse; k++)
                 scratch[f->load.arc[k]] = f->load.use[k];
+            o->lat_ms = cp_family_time_us(&s->fams, CP_FAM_ALLREDUCE, 0, &how) / 1e3;
         } else if (s->coll.ring_use) {
+            /* NCCL's rings on their links: every GPU sends 2 (n-1)/n of the
+             * bucket to its successor.  Latency: the launch, 2 (n-1) steps of
+             * the rings' hops (route latency and calibrated step) and what
+             * Simple adds per step on the slowest kind the rings cross */
+            double simple = 0;
             for (k = 0; k < 2 * t->nlinks; k++)
-                scratch[k] = factor * s->coll.ring_use[k];
+                if (s->coll.ring_use[k] > 0) {
+                    scratch[k] = factor * s->coll.ring_use[k];
+                    simple = fmax(simple, t->calib.kind[t->links[k >> 1].kind].simple_us);
+                }
+            o->lat_ms = (s->coll.launch_us + factor * s->coll.ring_lat_us +
+                         2.0 * (t->ngpus - 1) * simple) / 1e3;
+        } else { /* across hosts: no loads; the collective model's time */
+            double us = cp_family_time_us(&s->fams, CP_FAM_ALLREDUCE, o->bytes, &how);
+            double lat = cp_family_time_us(&s->fams, CP_FAM_ALLREDUCE, 0, &how);
+            o->lat_ms = lat / 1e3;
+            if (us > lat)
+                o->max_rate = o->bytes / ((us - lat) / 1e3);
         }
-        /* never faster than the collective model says */
-        if (us > lat)
-            o->max_rate = o->bytes / ((us - lat) / 1e3);
         return set_uses(o, scratch, n, 1.0);
     }
     if (dev) {
@@ -125,13 +142,15 @@ static int describe(sim *s, op *o, int kind, const char *dev, double *scratch)
     }
     for (k = 0; k < f->load.nuse; k++)
         scratch[f->load.arc[k]] = f->load.use[k];
-    if (kind == CP_FAM_PS || kind == CP_FAM_POOL) { /* never faster than their models */
+    if (kind == CP_FAM_PS || kind == CP_FAM_POOL) { /* no route latency of their own */
         const char *how;
-        double us = cp_family_time_us(&s->fams, (cp_fam_kind)kind, o->bytes, &how);
-        double lat = cp_family_time_us(&s->fams, (cp_fam_kind)kind, 0, &how);
-        o->lat_ms = lat / 1e3;
-        if (us > lat)
-            o->max_rate = o->bytes / ((us - lat) / 1e3);
+        o->lat_ms = cp_family_time_us(&s->fams, (cp_fam_kind)kind, 0, &how) / 1e3;
+    }
+    if (kind == CP_FAM_POOL) { /* the copy engines are no links: the pool model's rate */
+        const char *how;
+        double us = cp_family_time_us(&s->fams, CP_FAM_POOL, o->bytes, &how);
+        if (us > o->lat_ms * 1e3)
+            o->max_rate = o->bytes / (us / 1e3 - o->lat_ms);
     }
     return set_uses(o, scratch, n, 1.0);
 }
@@ -291,7 +310,7 @@ static int run(sim *s)
     admit(s, now);
     while (done < s->nops && guard++ < 10 * s->nops + 1000) {
         double next = -1;
-        int i, k;
+        int i, k, fin;
         for (i = 0; i < s->nops; i++)
             if (s->ops[i].state == 1 && s->ops[i].flow_from <= now + 1e-12)
                 s->ops[i].state = 2;
@@ -325,8 +344,12 @@ static int run(sim *s)
                 r->first_ms = o->flow_from;
             for (k = 0; k < o->nuse; k++)
                 r->busy[o->res[k]] += o->rate * (next - now) * o->use[k];
+            /* done when its own finish is this event (tested on the times, not
+             * on the bytes left: at hundreds of ms a rounding of the clock
+             * leaves a few ulps of bytes that would never drain) */
+            fin = o->rate > 0 && now + o->left / o->rate <= next;
             o->left -= o->rate * (next - now);
-            if (o->left <= o->bytes * 1e-12 + 1e-9) {
+            if (fin || o->left <= o->bytes * 1e-12 + 1e-9) {
                 o->left = 0;
                 o->state = 3;
                 o->finish = next;
@@ -402,9 +425,14 @@ int cp_simulate(const cpl_plan *plan, const cp_topo *t, cp_sim_result *r, cp_err
     if (rc == CP_OK) {
         r->nops = s.nops;
         r->compute_ms = cp_planfile_compute_ms(plan);
+        r->tail_ms = cp_planfile_tail_ms(plan);
         r->iteration_ms = r->compute_ms;
+        /* eq. Q9 with the replayed finishes: the next forward waits for each
+         * bucket where it first needs it, and the tail the plan charges after
+         * the synchronisation (DDP's copy back) comes on top */
         for (i = 0; i < s.nops; i++) {
-            double late = s.ops[i].finish - cp_planfile_need_ms(plan, (size_t)s.ops[i].bucket);
+            double late = s.ops[i].finish - cp_planfile_need_ms(plan, (size_t)s.ops[i].bucket) +
+                          r->tail_ms;
             if (late > r->iteration_ms)
                 r->iteration_ms = late;
         }

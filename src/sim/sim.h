@@ -8,9 +8,13 @@
  * each route kind is one stream that runs its operations in the plan's
  * global order (the routes of one bucket on one stream run together); all
  * operations in flight share every resource max-min fairly (progressive
- * filling), recomputed at every start and finish.  The iteration ends when
- * compute is done and every operation has finished by the time the next
- * forward pass needs its bucket (docs/planner.md, "Simulation").
+ * filling), recomputed at every start and finish, at the topology's own
+ * rates (link gbs x calibrated bw_eff, reducers' reduce_gbs), not the
+ * planner's cost lines, so that it checks the plan rather than repeats it.
+ * The iteration ends when compute is done and every operation has finished
+ * by the time the next forward pass needs its bucket, plus the tail the
+ * plan charges after the last synchronisation (predicted.tail_ms: DDP's
+ * copy back) (docs/planner.md, "Simulation").
  *
  * Ownership: cp_sim_result owns its arrays; cp_sim_result_free releases.
  */
@@ -22,7 +26,8 @@
 
 typedef struct cp_sim_result {
     double iteration_ms;   /* the replayed iteration */
-    double compute_ms;     /* one-GPU compute, from the plan */
+    double compute_ms;     /* one-GPU compute, from the plan (tail included) */
+    double tail_ms;        /* after the last synchronisation, from the plan (0: none said) */
     double first_ms, last_ms; /* first operation start, last finish */
     int nops, completed;   /* operations, and how many finished (all: no deadlock) */
     int nres;              /* resources (CP_NRES of the topology) */

@@ -220,19 +220,28 @@ if [ "$st" -eq 0 ] && [ "$(grep -c '<rect[^>]*fill="#F0E442"' "$tmp/o.svg")" -eq
 else bad "predict --timeline-svg --offload (exit $st): $(cat "$tmp/err")"; fi
 
 # The COARSE paper's setting (a) (issue 15): COARSE with MPI AllReduce as its
-# GPU-side family on the GPU-emulated DGX-1, every model: the plan passes
-# check, simulate replays it deadlock-free, and the replay is within 5% of
-# the planned iteration (docs/paper-reproduction.md).
+# GPU-side family on the GPU-emulated DGX-1, every model, and the default
+# (NCCL) plans on dgx1-v100-cxl: the plan passes check, simulate replays it
+# deadlock-free, and the replayed exposed communication (iteration - compute)
+# is within max(0.05 ms, 10% of the planned exposed) of the plan's (issue 24
+# item 2; docs/planner.md, "Simulation").  The planned exposed times run from
+# 0.09 to 14.7 ms; the 5% band on the iteration this replaced was 17-88 ms
+# wide and held a replay of no communication at all.
+exposed_band() { # simulate's output: replayed and planned exposed within the band
+    sed -n 's/^exposed communication: replayed \([0-9.]*\) ms, planned \([0-9.]*\) ms.*/\1 \2/p' "$1" |
+        awk '{ d = $1 - $2; if (d < 0) d = -d; b = 0.1 * $2; if (b < 0.05) b = 0.05; n++
+               ok = d <= b } END { exit !(n == 1 && ok) }'
+}
 for m in resnet50 vgg16 bert-large gpt2; do
-    for t in dgx1-v100-emu dgx1-p100-emu pcie-t4-emu; do
-        if "$BIN" plan -m models/$m.json -t topologies/$t.json --gpu-collective mpi \
+    for t in dgx1-v100-emu dgx1-p100-emu pcie-t4-emu dgx1-v100-cxl; do
+        flag=--gpu-collective; val=mpi
+        [ "$t" = dgx1-v100-cxl ] && val=nccl
+        if "$BIN" plan -m models/$m.json -t topologies/$t.json $flag $val \
             -o "$tmp/a.json" >/dev/null 2>"$tmp/err" && "$BIN" check "$tmp/a.json" >/dev/null &&
             "$BIN" simulate -p "$tmp/a.json" >"$tmp/sim" 2>"$tmp/err" &&
-            grep -q 'deadlock-free: yes' "$tmp/sim" &&
-            sed -n 's/^replayed iteration \([0-9.]*\) ms (planned \([0-9.]*\) ms.*/\1 \2/p' "$tmp/sim" |
-            awk '{ d = $1 - $2; if (d < 0) d = -d; ok = $2 > 0 && d <= 0.05 * $2 } END { exit !ok }'; then
-            ok "setting (a): $m on $t plans, checks, replays within 5%"
-        else bad "setting (a): $m on $t: $(cat "$tmp/err")"; fi
+            grep -q 'deadlock-free: yes' "$tmp/sim" && exposed_band "$tmp/sim"; then
+            ok "setting (a): $m on $t ($val) plans, checks, replays its exposed time within the band"
+        else bad "setting (a): $m on $t ($val): $(grep '^exposed' "$tmp/sim") $(cat "$tmp/err")"; fi
     done
 done
 
