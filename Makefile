@@ -120,6 +120,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h tests/unit/testtopo.h tes
 # ---------------------------------------------------------------- main job
 # The main job: validate and describe the shipped data, then write the
 # comparison reports (docs/paper-reproduction.md explains them).
+HF           := tests/data/good/hf
 PAPER_MODELS := models/resnet50.json,models/vgg16.json,models/bert-large.json,models/gpt2.json
 PAPER_TOPOS  := topologies/aws-p3.16xlarge-cxl.json,topologies/dgx1-v100-cxl.json,topologies/dgx1-p100-cxl.json,topologies/pcie-t4-cxl.json
 # The three settings of reports/paper-reproduction.csv (docs/paper-reproduction.md):
@@ -156,10 +157,11 @@ run: deps all
 	    -t topologies/hgx-h100-pod.json -o reports/pod.csv --svg reports/pod.svg
 	./coarse-plan pod --collectives -t topologies/cccl-pod.json -o reports/cccl-pod.csv
 	@# where a pool pays at large-model scale (docs/pool.md): the best layout with and
-	@# without hgx-h100-pod's pool, three published configs, two sizes, three NIC rates
-	./coarse-plan search -m tests/data/good/hf/llama-3-8b.json,tests/data/good/hf/llama-3-70b.json,tests/data/good/hf/qwen3-30b-a3b.json \
-	    -t topologies/hgx-h100-pod.json --gbs 256 --seq 8192 --hosts 8,32 --net-gbs 50,12.5,3 \
-	    --csv reports/pool-pays.csv --svg reports/pool-pays.svg
+	@# without the pod's pool and its twice-as-fast what-if, five published configs,
+	@# 8 and 64 hosts, the shipped 400 Gb/s NICs and 24 Gb/s ones
+	./coarse-plan search -m $(HF)/llama-3-8b.json,$(HF)/llama-3-70b.json,$(HF)/llama-3.1-405b.json,$(HF)/gpt3-175b.json,$(HF)/qwen3-30b-a3b.json \
+	    -t topologies/hgx-h100-pod.json,topologies/hgx-h100-pod-2x.json --gbs 256,512,1024,1024,512 \
+	    --seq 8192 --hosts 8,64 --net-gbs 50,3 --csv reports/pool-pays.csv --svg reports/pool-pays.svg
 	@echo "make run: reports written to reports/"
 
 # ---------------------------------------------------------------- tests

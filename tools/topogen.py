@@ -1075,9 +1075,30 @@ def hgx_h100_pod():
     return t
 
 
+def hgx_h100_pod_2x():
+    """The pod with twice the pool's bandwidth (and capacity): a socket's
+    port twice as fast (two Gen5 x16 adapters bonded, 46 GB/s), and 64
+    cards instead of 32.  A what-if
+    for the pool report (docs/pool.md): every rate of the pool doubled,
+    nothing else changed."""
+    t = hgx_h100_pod()
+    t.name = "hgx-h100-pod-2x"
+    t.note = ("What-if of hgx-h100-pod with twice the pool's bandwidth: each CPU socket's "
+              "port twice as fast (two Gen5 x16 adapters, 92 GB/s a host) and 64 cards instead of 32 (16 TB). "
+              "Pool figures are ASSUMPTIONS; see docs/topologies.md#hgx-h100-pod")
+    t.pool = dict(t.pool)
+    t.pool["note"] = ("ASSUMED, a what-if (docs/topologies.md#hgx-h100-pod): hgx-h100-pod's pool "
+                      "with two adapters a socket (32 lanes a socket given to the pool) and 64 "
+                      "cards: every port and every device's rate twice hgx-h100-pod's in sum")
+    t.pool["devices_per_switch"] = 2 * POD_CARDS_PER_SWITCH
+    t.pool["ports"] = [{"node": "cpu%d" % sock, "switch": 0, "gbs": GPU_CXL_TWO_ADAPTERS_GBS,
+                        "latency_us": LAT_CXL_POOL_HOP} for sock in range(2)]
+    return t
+
+
 MACHINES = [dgx1_v100, dgx1_p100, dgx_a100, dgx_a100_80g, hgx_h100, hgx_h200, aws_p3_16xlarge, aws_p4d, aws_p3dn, aws_p5,
             pcie_t4, dgx1_v100_cxl, dgx1_p100_cxl, aws_p3_16xlarge_cxl, pcie_t4_cxl,
-            dgx1_v100_emu, dgx1_p100_emu, pcie_t4_emu, cccl_pod, hgx_h100_pod]
+            dgx1_v100_emu, dgx1_p100_emu, pcie_t4_emu, cccl_pod, hgx_h100_pod, hgx_h100_pod_2x]
 
 
 def main(argv):

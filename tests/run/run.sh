@@ -224,7 +224,7 @@ lld=$(devs "$LL")
 [ "$lld" -eq 8 ] || bad "layout plan names the group's 8 CPU sockets (got $lld)"
 if [ "$("$RUN" --ranks "$LL")" = $((4 + lld)) ]; then ok "--ranks: 4 GPUs + $lld devices (layout plan)"
 else bad "--ranks of the layout plan: 4 GPUs + $lld devices"; fi
-bitexact "llama-3-8b stage 0 over its DP group (layout plan)" "$LL" $((4 + lld)) 4 "$lld" \
+bitexact "llama-3-8b stage 0 over its DP group (layout plan)" "$LL" $((4 + lld)) 4 "$lld CPU sockets" \
     --scale 1024
 
 # --- refusals, before any route moves a byte
