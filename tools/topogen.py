@@ -138,7 +138,8 @@ FABRIC = {"aws-p5": "efa-2024", "dgx1-v100": "ib-edr", "dgx1-p100": "ib-edr",
           "dgx-a100-80g": "ib-hdr",   # the dgx-a100 board and NICs (the Selene node)
           "hgx-h200": "ib-ndr",       # 400 Gb/s NDR NICs, as hgx-h100
           "cccl-pod": "ib-hdr",       # one 200 Gb/s InfiniBand NIC a host
-          "hgx-h100-pod": "ib-ndr"}   # the hgx-h100 host's 400 Gb/s NICs
+          "hgx-h100-pod": "ib-ndr",   # the hgx-h100 host's 400 Gb/s NICs
+          "hgx-h100-pod-2x": "ib-ndr"}
 
 
 def fabric_for(name):

@@ -319,6 +319,12 @@ static const char *pool_effect(const cp_search_out *without, const cp_search_out
                  "than the best without it", b->l.tp, b->l.pp, b->l.dp, b->l.ep, saved, pct);
         return "ep_traffic";
     }
+    if (saved > 0) { /* auto chose the pool for later buckets only: the first's name hides it */
+        snprintf(buf, cap, "data-parallel traffic partly moved off the network: TP %d PP %d DP "
+                 "%d reduces some of its later buckets through the pool, %.2f ms faster "
+                 "(%.1f%%) than the best without it", b->l.tp, b->l.pp, b->l.dp, saved, pct);
+        return "dp_traffic";
+    }
     snprintf(buf, cap, "nothing: the fastest layout uses neither a pool tier nor the pool "
              "for its traffic (bound by %s), so the pool saves 0 ms", b->r.bound);
     return "none";

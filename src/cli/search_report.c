@@ -11,26 +11,26 @@
 
 void cli_fabric_costs(const cp_topo *t, int hosts, double *net_usd, double *pool_usd)
 {
-    int nics = 0, ports = 0, devs = 0, i;
-    double nports, leaves, spines, lanes;
+    int nics = 0, devs = 0, i;
+    double nports, leaves, spines, lanes, ports = 0;
     for (i = 0; i < t->nnodes; i++) {
         if (t->nodes[i].kind == CP_NIC && t->nodes[i].host >= 0)
             nics++;
         if (t->nodes[i].kind == CP_MEMDEV && t->nodes[i].host < 0)
             devs++;
     }
-    for (i = 0; i < t->nlinks; i++) { /* a host's port: a host node to a CXL switch */
+    for (i = 0; i < t->nlinks; i++) { /* a host's port: a host node to a CXL switch, */
         const cp_node *a = &t->nodes[t->links[i].a], *b = &t->nodes[t->links[i].b];
-        if ((a->kind == CP_CXL_SWITCH) != (b->kind == CP_CXL_SWITCH) &&
-            a->kind != CP_MEMDEV && b->kind != CP_MEMDEV)
-            ports++;
+        if ((a->kind == CP_CXL_SWITCH) != (b->kind == CP_CXL_SWITCH) &&  /* as many x16 */
+            a->kind != CP_MEMDEV && b->kind != CP_MEMDEV)                /* adapters as */
+            ports += ceil(t->links[i].gbs[0] / CP_GBS_CXL_ADAPTER - 1e-9); /* its rate needs */
     }
     nports = (double)nics * hosts;
     leaves = nports > 64 ? ceil(nports / 32) : (nports > 0 ? 1 : 0);
     spines = leaves > 1 ? ceil(leaves * 32 / 64) : 0;
     *net_usd = nports * CP_USD_NIC + (leaves + spines) * CP_USD_IB_SWITCH;
-    lanes = (double)ports * hosts * 16 + (double)devs * 8;
-    *pool_usd = ports ? (double)ports * hosts * CP_USD_CXL_ADAPTER +
+    lanes = ports * hosts * 16 + (double)devs * 8;
+    *pool_usd = ports > 0 ? ports * hosts * CP_USD_CXL_ADAPTER +
                             ceil(lanes / 256) * CP_USD_CXL_SWITCH
                       : 0;
 }

@@ -21,10 +21,15 @@
 #define CP_USD_CXL_SWITCH 5800.0
 #define CP_USD_CXL_ADAPTER 210.0
 
+/* GB/s one PCIe/CXL x16 adapter carries from a GPU through a CXL switch
+ * (Beluga, measured): a host port faster than that is several adapters. */
+#define CP_GBS_CXL_ADAPTER 26.0
+
 /* The two fabrics of `hosts` copies of host t: the network's NICs and a
  * two-level fat tree of 64-port switches (32 ports down, 32 up a leaf);
- * the pool's adapters (one per host port to the pool) and switches of 256
- * lanes for the ports (x16) and the devices (x8).  0 where absent. */
+ * the pool's adapters (a host port to the pool takes its rate / 26 GB/s,
+ * rounded up) and switches of 256 lanes for the adapters (x16) and the
+ * devices (x8).  0 where absent. */
 void cli_fabric_costs(const cp_topo *t, int hosts, double *net_usd, double *pool_usd);
 
 /* One case of a sweep, searched without and with the pool. */

@@ -334,5 +334,15 @@ sed 's/"stage": 0,/"stage": 0, "chunk": 1,/' "$tmp/llm.json" >"$tmp/llm-bad.json
 if [ $? -eq 2 ] && grep -q 'chunk' "$tmp/err"; then ok "layout: unknown key refused"
 else bad "layout: unknown key: $(cat "$tmp/err")"; fi
 
+# 16. every shipped machine with NICs names its calibrated network: a
+#     file without `net_fabric` prices its network uncalibrated (the pod
+#     what-if once ran its rings 37% faster than the pod it copies)
+nofab=""
+for t in topologies/*.json; do
+    grep -q '"kind": "nic"' "$t" && ! grep -q '"net_fabric"' "$t" && nofab="$nofab $t"
+done
+if [ -z "$nofab" ]; then ok "every shipped topology with NICs names its network calibration"
+else bad "topologies without net_fabric:$nofab"; fi
+
 [ "$fail" -eq 0 ] && echo "flows: all passed"
 exit "$fail"

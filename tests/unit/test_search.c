@@ -8,6 +8,7 @@
  */
 #include "testutil.h"
 
+#include "cli/search_report.h"
 #include "llm/search.h"
 #include "load/load.h"
 
@@ -323,6 +324,38 @@ static void test_fits_nowhere(void **state)
     cp_topo_free(t);
 }
 
+/* The fabrics' prices of the pool report (docs/pool.md, "Fabric prices")
+ * by hand.  hgx-h100-pod, 8 hosts: 64 NICs (8 a host) fill one 64-port
+ * switch, 64 x 1,745 + 16,000 = 127,680 USD; the pool's two 23 GB/s ports
+ * a host are one adapter each (23 <= 26 GB/s), 16 x 210 = 3,360, and
+ * 16 x 16 + 32 cards x 8 = 512 lanes need two 256-lane switches, 11,600:
+ * 14,960.  64 hosts: 512 NICs, 16 leaves and 16 x 32 / 64 = 8 spines, 512 x
+ * 1,745 + 24 x 16,000 = 1,277,440.  The 2x pod's 46 GB/s ports are two
+ * adapters each: 32 x 210 = 6,720, and 32 x 16 + 64 x 8 = 1,024 lanes,
+ * four switches (23,200): 29,920. */
+static void test_fabric_prices(void **state)
+{
+    cp_topo *t;
+    cp_err e;
+    double net, pool;
+    (void)state;
+    assert_int_equal(cp_topo_load("topologies/hgx-h100-pod.json", &t, &e), CP_OK);
+    cli_fabric_costs(t, 8, &net, &pool);
+    assert_near(net, 127680, 1e-6);
+    assert_near(pool, 14960, 1e-6);
+    cli_fabric_costs(t, 64, &net, &pool);
+    assert_near(net, 1277440, 1e-6);
+    cp_topo_free(t);
+    assert_int_equal(cp_topo_load("topologies/hgx-h100-pod-2x.json", &t, &e), CP_OK);
+    cli_fabric_costs(t, 8, &net, &pool);
+    assert_near(pool, 29920, 1e-6);
+    cp_topo_free(t);
+    assert_int_equal(cp_topo_load("topologies/hgx-h100.json", &t, &e), CP_OK);
+    cli_fabric_costs(t, 8, &net, &pool);
+    assert_near(pool, 0, 0); /* no pool, no price */
+    cp_topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_pool_without_capacity),
         cmocka_unit_test(test_parts_merge),
         cmocka_unit_test(test_fits_nowhere),
+        cmocka_unit_test(test_fabric_prices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
