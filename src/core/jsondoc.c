@@ -7,6 +7,7 @@
  * run when reporting an error; cost is linear in the bytes before the value.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,32 @@ static int reject_nul(const char *path, const char *text, size_t len, cp_err *e)
     return CP_EINPUT;
 }
 
+/* jansson drops a character from a string whose buffer it cannot grow
+ * and goes on ("Meta" read as "Met", issue 24 item 5's allocation-failure
+ * sweep): its allocations go through this watch, and a parse during
+ * which one failed is out of memory, whatever jansson returned. */
+static _Thread_local int parse_oom;
+
+static void *watch_malloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p)
+        parse_oom = 1;
+    return p;
+}
+
+static void watch_free(void *p)
+{
+    free(p);
+}
+
+static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
+
+static void watch_install(void)
+{
+    json_set_alloc_funcs(watch_malloc, watch_free);
+}
+
 int cp_jdoc_load_text(cp_jdoc *d, const char *path, const char *text, size_t len,
                       cp_err *e)
 {
@@ -54,7 +81,13 @@ int cp_jdoc_load_text(cp_jdoc *d, const char *path, const char *text, size_t len
     memcpy(d->text, text, len);
     d->text[len] = '\0';
     d->len = len;
+    pthread_once(&watch_once, watch_install);
+    parse_oom = 0;
     d->root = json_loadb(d->text, d->len, JSON_REJECT_DUPLICATES, &jerr);
+    if (parse_oom) {
+        cp_jdoc_free(d);
+        return cp_fail(e, CP_EINTERNAL, "%s: out of memory reading JSON", path);
+    }
     if (!d->root && json_error_code(&jerr) != json_error_out_of_memory) {
         /* jansson reports a failed allocation inside a string or a number as
          * a syntax error there; the text is at fault only if a second parse

@@ -169,7 +169,10 @@ double coll_add_inter(coll_build *b, int hf, int e, int a, int ht, int s, int c,
     for (k = 0; k < 3; k++) {
         cp_route r;
         cp_err tmp;
-        if (cp_route_find(b->win, from[k], to[k], NULL, &r, &tmp) != CP_OK || r.gbs <= 0)
+        int rc = cp_route_find(b->win, from[k], to[k], NULL, &r, &tmp);
+        if (rc == CP_EINTERNAL) /* out of memory is not a missing route */
+            return -2;
+        if (rc != CP_OK || r.gbs <= 0)
             return -1;
         cp_route_add_load(&r, scale, b->load);
         lat += r.lat_us;

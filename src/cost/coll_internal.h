@@ -82,7 +82,7 @@ static inline void coll_clear_load(coll_build *b)
 }
 
 /* Add the route between two nodes (any hosts of the window) to the load;
- * returns its hop latency, or a negative value when there is no route. */
+ * returns its hop latency, -1 when there is no route, -2 out of memory. */
 static inline double coll_add_route(coll_build *b, int from, int to, double scale)
 {
     return cp_route_load(b->win, from, to, scale, b->load);
@@ -94,6 +94,9 @@ int coll_build_routes(coll_build *b);
 int coll_find_near_nics(coll_build *b);
 void coll_build_free(coll_build *b);
 
+/* The route from GPU e of host hf through its NIC a to NIC c and GPU s of
+ * host ht, added to the load; its latency, -1 without a route, -2 out of
+ * memory. */
 double coll_add_inter(coll_build *b, int hf, int e, int a, int ht, int s, int c, double scale);
 int coll_make_pattern(coll_build *b, const int *order, int len, double lat, cp_pattern *p);
 void coll_chain_of(const coll_build *b, const int *order, int j, int *chain);

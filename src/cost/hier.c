@@ -35,6 +35,8 @@ static int inter_pattern(coll_build *b, cp_pattern *p, double *hop_us)
         for (q = 0; q < nc; q++) {
             double x = coll_add_inter(b, 0, k, nics[q], 1, k, nics[q], 1.0 / nc);
             double y = coll_add_inter(b, 1, k, nics[q], 0, k, nics[q], 1.0 / nc);
+            if (x == -2 || y == -2)
+                return coll_oom(b);
             if (x < 0 || y < 0)
                 return cp_fail(b->e, CP_EINPUT, "GPU %s has no route to its peer on host 1",
                                b->win->nodes[b->g[k]].id);

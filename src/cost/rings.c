@@ -230,11 +230,12 @@ static double ring_load(coll_build *b, const int *chain, int n, int a, int c)
         int nh = (h + 1) % b->Hw;
         double x;
         for (k = 0; k + 1 < n; k++)
-            if (coll_add_route(b, b->g[h * n + chain[k]], b->g[h * n + chain[k + 1]], 1) < 0)
-                return -1;
+            if ((x = coll_add_route(b, b->g[h * n + chain[k]], b->g[h * n + chain[k + 1]], 1)) <
+                0)
+                return x;
         x = coll_add_inter(b, h, chain[n - 1], a, nh, chain[0], c, 1);
         if (x < 0)
-            return -1;
+            return x;
         if (h == 0)
             inter = x;
     }
@@ -254,6 +255,8 @@ static int chain_patterns(coll_build *b, const int *chain, int n, cp_pattern *p,
     for (qa = 0; qa < ca && rc == CP_OK; qa++)
         for (qc = 0; qc < cc && rc == CP_OK && *np < cap; qc++) {
             double lat = ring_load(b, chain, n, na[qa], nc[qc]);
+            if (lat == -2)
+                return coll_oom(b);
             if (lat < 0)
                 continue;
             rc = coll_make_pattern(b, chain, n, lat, &p[*np]);

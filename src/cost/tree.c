@@ -15,7 +15,8 @@
 #include "cost/dtree.h"
 
 /* One tree channel: chain arcs both ways once (eq. C5) and, across hosts,
- * the head's network hop both ways `net` times through NIC a. */
+ * the head's network hop both ways `net` times through NIC a.  Its
+ * latency; -1 without a route, -2 out of memory. */
 static double tree_load(coll_build *b, const int *chain, int a, double net)
 {
     int k, n = b->n;
@@ -27,8 +28,12 @@ static double tree_load(coll_build *b, const int *chain, int a, double net)
         cp_route_add_load(coll_r0(b, chain[k + 1], chain[k]), 1.0, b->load);
     }
     if (b->H > 1) {
+        double down;
         up = coll_add_inter(b, 0, chain[0], a, 1, chain[0], a, net);
-        if (up < 0 || coll_add_inter(b, 1, chain[0], a, 0, chain[0], a, net) < 0)
+        down = up < 0 ? up : coll_add_inter(b, 1, chain[0], a, 0, chain[0], a, net);
+        if (up == -2 || down == -2)
+            return -2;
+        if (up < 0 || down < 0)
             return -1;
     }
     return 2 * (coll_chain_lat(b, chain, n) + depth * up); /* eq. C6 */
@@ -62,6 +67,11 @@ static int tree_patterns(coll_build *b, cp_pattern **out, int *count, double *la
             coll_nic_choices(b, chain[0], &nics, &nc);
             for (q = 0; q < nc && np < cap; q++) {
                 double lat = tree_load(b, chain, nics[q], net);
+                if (lat == -2) {
+                    coll_free_patterns(p, np);
+                    free(chain);
+                    return coll_oom(b);
+                }
                 if (lat < 0)
                     continue;
                 if ((rc = coll_make_pattern(b, chain, n, lat, &p[np]))) {

@@ -309,6 +309,10 @@ int cp_lp_solve(cp_lp *lp, cp_err *e)
 
     lp->solved = 0;
     lp->ran = 0;
+    /* GLPK aborts the process when it cannot allocate its environment on
+     * first use; initialised here first, that is an error we report */
+    if (glp_init_env() == 2)
+        return cp_fail(e, CP_EINTERNAL, "out of memory starting GLPK for LP %s", lp->name);
     glp_term_out(GLP_OFF);
     glp_error_hook(on_glpk_error, &env);
     if (setjmp(env)) {

@@ -28,20 +28,25 @@ SO=$tmp/failmalloc.so
 $CC -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -o "$SO" tests/hardening/failmalloc.c || {
     echo "FAIL oom.sh: cannot build the shim"; exit 1; }
 
+# search's header says how long it took: the one figure that differs run to run
+clock='s/ in [0-9][0-9.]* s$/ in (seconds) s/'
+
 # check NAME ARGS...: the reference run, the count of allocations, then the
 # failing runs
 check() {
     name=$1
     shift
-    "$BIN" "$@" >"$tmp/ref" 2>"$tmp/referr" || { echo "FAIL $name: the reference run failed"; fail=1; return; }
+    "$BIN" "$@" 2>"$tmp/referr" | sed "$clock" >"$tmp/ref" ||
+        { echo "FAIL $name: the reference run failed"; fail=1; return; }
     total=$(FAILMALLOC_STATS=1 LD_PRELOAD=$SO "$BIN" "$@" 2>&1 >/dev/null |
         sed -n 's/^failmalloc: \([0-9]*\) calls$/\1/p')
     [ -n "$total" ] && [ "$total" -gt 0 ] || { echo "FAIL $name: the shim counted nothing"; fail=1; return; }
     step=1 n=0 runs=0 same=0 internal=0 bad=0
     [ "${OOM_ALL:-0}" = 1 ] || step=$(( (total - 200) / 200 + 1 ))
     while [ "$n" -lt "$total" ]; do
-        FAILMALLOC_AT=$n LD_PRELOAD=$SO "$BIN" "$@" >"$tmp/out" 2>"$tmp/err"
+        FAILMALLOC_AT=$n LD_PRELOAD=$SO "$BIN" "$@" >"$tmp/raw" 2>"$tmp/err"
         st=$?
+        sed "$clock" "$tmp/raw" >"$tmp/out"
         runs=$((runs + 1))
         if [ "$st" -eq 0 ] && cmp -s "$tmp/out" "$tmp/ref"; then same=$((same + 1))
         elif [ "$st" -eq 1 ] && [ -s "$tmp/err" ]; then internal=$((internal + 1))
@@ -64,5 +69,11 @@ check "predict --framework horovod" predict -m models/resnet50.json -t topologie
     --compute-ms 100 --framework horovod -s ring,tree,auto,ps,proxy
 check "predict (DDP)" predict -m models/resnet50.json -t topologies/pcie-t4-cxl.json \
     --compute-ms 100 -s ring,auto,ps,proxy
+# a large-model layout (its HF config converted in memory, the groups'
+# machines, the schedule) and the layout search (threads, the bound's memo)
+check "predict (layout)" predict -m tests/data/good/hf/llama-3-8b.json -t topologies/hgx-h100.json \
+    --hosts 2 --tp 8 --pp 2 --gbs 16 --seq 2048
+check "search" search -m tests/data/good/hf/llama-3-8b.json -t topologies/hgx-h100.json \
+    --hosts 1 --gbs 8 --seq 2048 --top 2
 [ "$fail" -eq 0 ] && echo "oom: all passed"
 exit "$fail"
