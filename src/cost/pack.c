@@ -16,9 +16,7 @@ void cp_pattern_free(cp_pattern *p)
 {
     if (!p)
         return;
-    free(p->arc);
-    free(p->use);
-    free(p->gpu);
+    free(p->use); /* one block holds use, arc and gpu (cp_pattern_from_res) */
     memset(p, 0, sizeof *p);
 }
 
@@ -43,13 +41,14 @@ int cp_pattern_from_res(const cp_topo *t, const double *load, int nres, const in
     memset(p, 0, sizeof *p);
     for (a = 0; a < narcs; a++)
         n += load[a] > 0;
-    p->arc = malloc((size_t)(n ? n : 1) * sizeof *p->arc);
-    p->use = malloc((size_t)(n ? n : 1) * sizeof *p->use);
-    p->gpu = malloc((size_t)(ngpus ? ngpus : 1) * sizeof *p->gpu);
-    if (!p->arc || !p->use || !p->gpu) {
-        cp_pattern_free(p);
+    /* one allocation for the three arrays, the doubles first (their
+     * alignment): a collective model makes thousands of patterns */
+    p->use = malloc((size_t)(n ? n : 1) * (sizeof *p->use + sizeof *p->arc) +
+                    (size_t)(ngpus ? ngpus : 1) * sizeof *p->gpu);
+    if (!p->use)
         return CP_EINTERNAL;
-    }
+    p->arc = (int *)(p->use + (n ? n : 1));
+    p->gpu = p->arc + (n ? n : 1);
     for (a = 0; a < narcs; a++) {
         if (load[a] > 0) {
             p->arc[p->nuse] = a;

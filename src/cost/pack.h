@@ -13,7 +13,8 @@
  * The LP's duals name the binding arcs: one more GB/s on arc a raises the
  * packed rate by dual[a] GB/s.
  *
- * Ownership: patterns own their arrays; cp_pattern_free releases one.
+ * Ownership: patterns own their arrays (one block, from `use`); cp_pattern_free
+ * releases one.
  * A cp_packing owns its arrays; cp_packing_free releases them.
  */
 #ifndef CP_PACK_H
