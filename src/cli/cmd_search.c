@@ -265,7 +265,7 @@ static void print_table(const cp_model *m, const cp_topo *t, const opts *o,
 /* Whether the layout's gradients (dense or the experts') go through the pool. */
 static int dp_in_pool(const cp_llm_result *r)
 {
-    return (r->dp_alg && strcmp(r->dp_alg, "pool") == 0) ||
+    return r->dp_pool_buckets > 0 || (r->dp_alg && strcmp(r->dp_alg, "pool") == 0) ||
            (r->dp_expert_alg && strcmp(r->dp_expert_alg, "pool") == 0);
 }
 
@@ -306,11 +306,13 @@ static const char *pool_effect(const cp_search_out *without, const cp_search_out
     }
     if (dp_in_pool(&b->r)) {
         snprintf(buf, cap, "data-parallel traffic moved off the network: TP %d PP %d DP %d "
-                 "reduces its %s through the pool, %.2f ms faster (%.1f%%) than the best "
-                 "without it", b->l.tp, b->l.pp, b->l.dp,
-                 b->r.dp_alg && strcmp(b->r.dp_alg, "pool") == 0 ? "gradients"
-                                                                 : "experts' gradients",
-                 saved, pct);
+                 "syncs %s (%d of %d buckets) through the pool, %.2f ms faster (%.1f%%) "
+                 "than the best without it", b->l.tp, b->l.pp, b->l.dp,
+                 b->r.dp_alg && strcmp(b->r.dp_alg, "pool") == 0 ? "its gradients"
+                 : b->r.dp_expert_alg && strcmp(b->r.dp_expert_alg, "pool") == 0
+                     ? "its experts' gradients"
+                     : "some of its gradients",
+                 b->r.dp_pool_buckets, b->r.dp_buckets, saved, pct);
         return "dp_traffic";
     }
     if (b->r.a2a_path && strcmp(b->r.a2a_path, "pool") == 0) {
@@ -319,9 +321,9 @@ static const char *pool_effect(const cp_search_out *without, const cp_search_out
                  "than the best without it", b->l.tp, b->l.pp, b->l.dp, b->l.ep, saved, pct);
         return "ep_traffic";
     }
-    if (saved > 0) { /* auto chose the pool for later buckets only: the first's name hides it */
+    if (saved > 0) { /* per-micro-batch sharded collectives take the pool where faster */
         snprintf(buf, cap, "data-parallel traffic partly moved off the network: TP %d PP %d DP "
-                 "%d reduces some of its later buckets through the pool, %.2f ms faster "
+                 "%d runs some of its sharded collectives through the pool, %.2f ms faster "
                  "(%.1f%%) than the best without it", b->l.tp, b->l.pp, b->l.dp, saved, pct);
         return "dp_traffic";
     }

@@ -485,6 +485,8 @@ json_t *cli_llm_parallel_json(const cp_layout *l, const cp_llm_result *r)
     json_object_set_new(p, "dp_algorithm", json_string(r->dp_alg ? r->dp_alg : "-"));
     if (r->dp_expert_alg)
         json_object_set_new(p, "dp_expert_algorithm", json_string(r->dp_expert_alg));
+    json_object_set_new(p, "dp_buckets", json_integer(r->dp_buckets));
+    json_object_set_new(p, "dp_pool_buckets", json_integer(r->dp_pool_buckets));
     json_object_set_new(mem, "weights", cli_real(r->mem.weights / 1e9, 3));
     json_object_set_new(mem, "gradients", cli_real(r->mem.grads / 1e9, 3));
     json_object_set_new(mem, "optimizer", cli_real(r->mem.optim / 1e9, 3));

@@ -97,7 +97,7 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
     const cp_layout *l = in->l;
     double n = (double)l->dp * l->cp, gb = l->grad_fp32 ? 4 : 2, P = in->params;
     double per_chunk = P / l->vp, bucket = bucket_params(l), queue = 0, first_ag = 0;
-    int dist = l->zero >= 1, c, nb, j, once = !(l->zero >= 3 || (l->fw != CP_LLM_MEGATRON && l->zero >= 2));
+    int dist = l->zero >= 1, c, nb, j, pooled, once = !(l->zero >= 3 || (l->fw != CP_LLM_MEGATRON && l->zero >= 2));
     const char *name = "-";
     memset(out, 0, sizeof *out);
     out->alg = "-";
@@ -127,13 +127,17 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
                                in->alg, in->pool, &name);
             if (j == 0)
                 out->alg = name;
+            out->buckets++;
+            pooled = strcmp(name, "pool") == 0;
             if (queue < ready)
                 queue = ready;
             queue += t;
             out->comm_ms += t;
             if (dist) { /* the gather of the updated bucket, 16-bit weights */
+                const char *agname = "-";
                 double ag = coll_ms(in->G, l, in->expert, CP_CM_AG, size * 2, in->alg,
-                                    in->pool, NULL);
+                                    in->pool, &agname);
+                pooled |= strcmp(agname, "pool") == 0;
                 out->comm_ms += ag;
                 if (l->overlap_param) {
                     if (c == 0 && j == 0)
@@ -142,6 +146,7 @@ void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out)
                     out->gather_exposed_ms += ag;
                 }
             }
+            out->pool_buckets += pooled;
         }
     }
     out->gather_exposed_ms += first_ag;

@@ -49,6 +49,8 @@ typedef struct cp_dp_out {
     double comm_ms;              /* every DP collective of the iteration */
     const char *alg;             /* the algorithm of the largest bucket */
     const char *expert_alg;      /* the experts' gradients' (moe.h), NULL without experts */
+    int buckets, pool_buckets;   /* reduced once an iteration, and of them reduced or
+                                  * gathered through the pool (auto decides each) */
 } cp_dp_out;
 
 /* Per micro-batch, per chunk: the ZeRO-3/FSDP gathers and ZeRO-2/3/FSDP

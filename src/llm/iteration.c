@@ -447,6 +447,8 @@ static int predict_at(const cp_xformer *x, const cp_layout *l, const cp_gpu *g,
             out->b.offload = off;
             out->dp_alg = dout.alg;
             out->dp_expert_alg = dout.expert_alg;
+            out->dp_buckets = dout.buckets;
+            out->dp_pool_buckets = dout.pool_buckets;
             out->dp_comm_ms = dout.comm_ms;
         }
     }

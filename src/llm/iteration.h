@@ -57,6 +57,8 @@ typedef struct cp_llm_result {
     const char *bound;           /* the largest term's name */
     const char *dp_alg;          /* the data-parallel collectives' algorithm */
     const char *dp_expert_alg;   /* the experts' gradients' (their own group), or NULL */
+    int dp_buckets;              /* the slowest stage's gradient buckets (and experts') */
+    int dp_pool_buckets;         /* of them reduced through the pool */
     double fwd_ms, bwd_ms;       /* one micro-batch through the slowest stage */
     double tp_comm_ms;           /* all TP collective time of an iteration (exposed or not) */
     double dp_comm_ms;           /* all DP collective time of an iteration */

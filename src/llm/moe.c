@@ -525,4 +525,6 @@ void cp_moe_dp_sync(const cp_xformer *x, const cp_layout *l, int r, const cp_dp_
     out->gather_exposed_ms += ex.gather_exposed_ms;
     out->comm_ms += ex.comm_ms;
     out->expert_alg = ex.alg;
+    out->buckets += ex.buckets;
+    out->pool_buckets += ex.pool_buckets;
 }

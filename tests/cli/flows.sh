@@ -334,7 +334,22 @@ sed 's/"stage": 0,/"stage": 0, "chunk": 1,/' "$tmp/llm.json" >"$tmp/llm-bad.json
 if [ $? -eq 2 ] && grep -q 'chunk' "$tmp/err"; then ok "layout: unknown key refused"
 else bad "layout: unknown key: $(cat "$tmp/err")"; fi
 
-# 16. every shipped machine with NICs names its calibrated network: a
+# 16. what the pool carries is counted, not read off the first bucket:
+#     Llama 3 8B on 8 hgx-h100-pod hosts with 3 GB/s NICs, global batch 256:
+#     the best with the pool is TP 1 CP 4 PP 4 VP 2 (docs/pool.md), whose
+#     first stage holds 4 blocks x 218,112,000 a chunk plus the embedding's
+#     525,336,576, P = 2,270,232,576 parameters, P / 2 a chunk = 28.4
+#     buckets of 40,000,000 (max(40 M, 1 M x DP x CP 16)): 29 a chunk, 58;
+#     every one of them goes through the pool
+if "$BIN" search -m tests/data/good/hf/llama-3-8b.json -t topologies/hgx-h100-pod.json --hosts 8 \
+        --gbs 256 --seq 8192 --net-gbs 3 --top 1 --json >"$tmp/l8.json" 2>"$tmp/err" &&
+    [ "$(after "$tmp/l8.json" best_with_pool dp_buckets)" = 58 ] &&
+    [ "$(after "$tmp/l8.json" best_with_pool dp_pool_buckets)" = 58 ] &&
+    [ "$(after "$tmp/l8.json" best_without_pool dp_pool_buckets)" = 0 ]; then
+    ok "Llama 3 8B with the pool: 58 of 58 buckets through it (by hand), none without"
+else bad "pool bucket count: $(after "$tmp/l8.json" best_with_pool dp_pool_buckets) $(cat "$tmp/err")"; fi
+
+# 17. every shipped machine with NICs names its calibrated network: a
 #     file without `net_fabric` prices its network uncalibrated (the pod
 #     what-if once ran its rings 37% faster than the pod it copies)
 nofab=""
