@@ -43,12 +43,16 @@ int cp_pattern_from_res(const cp_topo *t, const double *load, int nres, const in
         n += load[a] > 0;
     /* one allocation for the three arrays, the doubles first (their
      * alignment): a collective model makes thousands of patterns */
-    p->use = malloc((size_t)(n ? n : 1) * (sizeof *p->use + sizeof *p->arc) +
-                    (size_t)(ngpus ? ngpus : 1) * sizeof *p->gpu);
-    if (!p->use)
-        return CP_EINTERNAL;
-    p->arc = (int *)(p->use + (n ? n : 1));
-    p->gpu = p->arc + (n ? n : 1);
+    {
+        size_t nu = (size_t)(n ? n : 1), ng = (size_t)(ngpus ? ngpus : 1);
+        unsigned char *block = malloc(nu * (sizeof *p->use + sizeof *p->arc) +
+                                      ng * sizeof *p->gpu);
+        if (!block)
+            return CP_EINTERNAL;
+        p->use = (void *)block;
+        p->arc = (void *)(block + nu * sizeof *p->use);
+        p->gpu = (void *)(block + nu * (sizeof *p->use + sizeof *p->arc));
+    }
     for (a = 0; a < narcs; a++) {
         if (load[a] > 0) {
             p->arc[p->nuse] = a;
