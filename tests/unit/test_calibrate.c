@@ -268,6 +268,13 @@ static void test_nvls_efa_refit(void **state)
     assert_true(worst <= 0.072);
     cp_topo_free(t);
     free(rows);
+#ifdef __SANITIZE_ADDRESS__
+    /* the two-host refit rebuilds p5's model some 30 times: 30 s under the
+     * sanitizers for the same code the one-host fit above just ran; the
+     * plain build checks its numbers */
+    print_message("efa-2024 refit left to the plain build (sanitized: slow)\n");
+    return;
+#endif
     assert_int_equal(cp_fitnet_load(path, 2, &rows, &n, &e), CP_OK);
     assert_int_equal(n, 5);
     assert_int_equal(cp_topo_load("topologies/aws-p5.json", &t, &e), CP_OK);
