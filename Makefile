@@ -195,11 +195,16 @@ run-tests: $(BIN) $(if $(HAVE_MPI),$(RUN_BIN) $(SEARCH_BIN))
 
 test-one: unit cli run-tests
 
-asan:
-	$(MAKE) test-one BUILD=build/asan OPT=-O1 \
-	    SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+# the libraries compile on every core first; the suites then run one at a time
+NPROC := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+ASAN_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-test: deps all
+asan:
+	$(MAKE) -j$(NPROC) BUILD=build/asan OPT=-O1 SAN="$(ASAN_SAN)" build/asan/libcoarse.a
+	$(MAKE) test-one BUILD=build/asan OPT=-O1 SAN="$(ASAN_SAN)"
+
+test: deps
+	$(MAKE) -j$(NPROC) all
 	$(MAKE) test-one
 	@sh tests/tools/include-cycles.sh
 	@sh tests/tools/make-models.sh
@@ -340,7 +345,7 @@ deps-fuzz:
 # and the sanitizers, in their own build directory; then one binary per target.
 # Warnings do not stop this build: clang's are errors in `make lint`.
 fuzz-build: deps-fuzz
-	@$(MAKE) --no-print-directory BUILD=$(HARD_FUZZ_DIR) CC=$(HARD_FUZZ_CC) OPT=-O1 \
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=$(HARD_FUZZ_DIR) CC=$(HARD_FUZZ_CC) OPT=-O1 \
 	    SAN="$(HARD_FUZZ_SAN)" CFLAGS=-Wno-error $(HARD_FUZZ_DIR)/libcoarse.a
 	@$(MAKE) --no-print-directory $(HARD_FUZZ_BIN)
 

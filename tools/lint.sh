@@ -14,9 +14,10 @@
 #       is now too high is reported so it can be lowered or removed.
 # Compile errors (clang-diagnostic-error) are never excused.
 #
-# Environment: JOBS (clang-tidy processes, default 2), CLANG_TIDY, CPPCHECK.
+# Environment: JOBS (clang-tidy processes, default: the machine's cores), CLANG_TIDY,
+# CPPCHECK.
 set -u
-JOBS=${JOBS:-2}
+JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
 CLANG_TIDY=${CLANG_TIDY:-clang-tidy}
 CPPCHECK=${CPPCHECK:-cppcheck}
 # The compiler warnings of the Makefile, so that clang reports what gcc may not.
