@@ -121,11 +121,14 @@ static void compare_with_csv(const cp_model *m, const char *csv)
 }
 
 /* The CSV comparison; without the reference data the test is reported
- * SKIPPED (cmocka's skip() leaves it), not passed. */
-static void check_csv(const cp_model *m, const char *csv)
+ * SKIPPED (cmocka's skip() leaves it), not passed.  skip() leaves the
+ * test there, so the model is freed first: the caller's free is not
+ * reached (a leak under ASan without ../shared). */
+static void check_csv(cp_model *m, const char *csv)
 {
     if (!have_shared_data()) {
         print_message("reference data absent (" SHARED_DATA "): %s not compared\n", csv);
+        cp_model_free(m);
         skip();
         return;
     }
