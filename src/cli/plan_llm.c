@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/plan_llm.h"
+#include "llm/dpsync.h"
 #include "load/load.h"
 
 void cli_plan_llm_free(cli_plan_llm *s)
@@ -15,14 +16,6 @@ void cli_plan_llm_free(cli_plan_llm *s)
     cp_stage_grads_free(&s->sg);
     cp_topo_free(s->machine);
     memset(s, 0, sizeof *s);
-}
-
-/* Why: the group that synchronises a stage's gradients is Megatron's data
- * x context group when CP > 1 (dpsync.c averages over both), the
- * data-parallel group otherwise. */
-static cp_group_kind dp_kind(const cp_layout *l)
-{
-    return l->cp > 1 ? CP_G_DPCP : CP_G_DP;
 }
 
 int cli_plan_llm_setup(const cli_llm *L, const char *model, const char *topo, int hosts,
@@ -39,25 +32,13 @@ int cli_plan_llm_setup(const cli_llm *L, const char *model, const char *topo, in
     int rc, have_groups = 0;
     memset(out, 0, sizeof *out);
     memset(&res, 0, sizeof res);
-    memset(&tiers, 0, sizeof tiers);
-    if ((rc = cp_model_load(model, &m, e)) || (rc = cli_llm_machine(topo, 0, hosts, &t, e)) ||
-        (rc = cli_llm_resolve(L, m, t, hosts, model, &out->l, e)) ||
-        (rc = cp_gpu_from_topo(t, &g, e)))
+    if ((rc = cli_llm_open(L, model, topo, 0, hosts, &m, &t, &out->l, &g, &tiers, e)))
         goto done;
-    if (out->l.precision == CP_PREC_FP8 && g.peak8 <= 0) {
-        rc = cp_fail_at(e, CP_EINPUT, topo, 0, 0, NULL,
-                        "--precision fp8: %s has no FP8 tensor cores (no tflops_fp8 in the "
-                        "topology)", g.model);
-        goto done;
-    }
     if (out->l.dp * out->l.cp < 2) {
         rc = cp_fail(e, CP_EINPUT, "the layout has no data parallelism (DP x CP = 1): no "
                      "gradient to synchronise, nothing to plan");
         goto done;
     }
-    if ((out->l.offload_opt || out->l.offload_act || cp_pool_present(t)) &&
-        (rc = cp_tiers_build(t, out->l.hosts, &tiers, e)))
-        goto done;
     if ((rc = cp_groups_build(&G, t, &out->l, L->net_gbs, NULL, e)))
         goto done;
     have_groups = 1;
@@ -72,9 +53,9 @@ int cli_plan_llm_setup(const cli_llm *L, const char *model, const char *topo, in
     out->dp_alg = res.dp_alg;
     if ((rc = cp_stage_grads_build(&m->xf, &out->l, &g, &tiers, &res,
                                    stage < 0 ? res.stage : stage, m->name, &out->sg, e)) ||
-        (rc = cp_groups_machine(t, &out->l, dp_kind(&out->l), L->net_gbs, &out->machine, e)))
+        (rc = cp_groups_machine(t, &out->l, cp_dp_group(&out->l, 0), L->net_gbs, &out->machine, e)))
         goto done;
-    cp_layout_group(&out->l, dp_kind(&out->l), &sh);
+    cp_layout_group(&out->l, cp_dp_group(&out->l, 0), &sh);
     out->info.framework = cp_llm_fw_name(out->l.fw);
     out->info.tp = out->l.tp, out->info.pp = out->l.pp, out->info.vp = out->l.vp;
     out->info.cp = out->l.cp, out->info.dp = out->l.dp;
@@ -126,7 +107,7 @@ int cli_plan_llm_machine(const char *path, const cpl_layout *L, cp_topo **out, c
     l.gpus = l.tp * l.cp * l.dp * l.pp;
     l.per_host = t->ngpus / (t->nhosts > 0 ? t->nhosts : 1);
     l.hosts = l.per_host > 0 && l.gpus > l.per_host ? l.gpus / l.per_host : 1;
-    rc = cp_groups_machine(t, &l, dp_kind(&l), L->net_gbs, out, e);
+    rc = cp_groups_machine(t, &l, cp_dp_group(&l, 0), L->net_gbs, out, e);
     cp_topo_free(t);
     return rc;
 }

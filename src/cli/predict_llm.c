@@ -538,6 +538,26 @@ static int print_json(const cp_model *m, const cp_topo *t, const cp_layout *l,
     return cli_dump_json(root, stdout);
 }
 
+int cli_llm_open(const cli_llm *L, const char *model, const char *topo, int gpus, int hosts,
+                 cp_model **m, cp_topo **t, cp_layout *l, cp_gpu *g, cp_tiers *tiers, cp_err *e)
+{
+    int rc;
+    *m = NULL;
+    *t = NULL;
+    memset(tiers, 0, sizeof *tiers);
+    if ((rc = cp_model_load(model, m, e)) || (rc = cli_llm_machine(topo, gpus, hosts, t, e)) ||
+        (rc = cli_llm_resolve(L, *m, *t, hosts, model, l, e)) || (rc = cp_gpu_from_topo(*t, g, e)))
+        return rc;
+    if (l->precision == CP_PREC_FP8 && g->peak8 <= 0)
+        return cp_fail_at(e, CP_EINPUT, topo, 0, 0, NULL,
+                          "--precision fp8: %s has no FP8 tensor cores (no tflops_fp8 in the "
+                          "topology)", g->model);
+    /* the tiers: for offloading, and for a pool's room (auto's DP buckets) */
+    if (l->offload_opt || l->offload_act || cp_pool_present(*t))
+        return cp_tiers_build(*t, l->hosts, tiers, e);
+    return CP_OK;
+}
+
 int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
 {
     static const cp_strategy dflt[] = {CP_S_AUTO};
@@ -551,20 +571,7 @@ int cli_predict_llm(const cli_llm *L, const cli_llm_run *r, cp_err *e)
     cp_layout l;
     cp_gpu g;
     memset(res, 0, sizeof res);
-    memset(&tiers, 0, sizeof tiers);
-    if ((rc = cp_model_load(r->model, &m, e)) ||
-        (rc = cli_llm_machine(r->topo, r->gpus, r->hosts, &t, e)) ||
-        (rc = cli_llm_resolve(L, m, t, r->hosts, r->model, &l, e)) || (rc = cp_gpu_from_topo(t, &g, e)))
-        goto done;
-    if (l.precision == CP_PREC_FP8 && g.peak8 <= 0) {
-        rc = cp_fail_at(e, CP_EINPUT, r->topo, 0, 0, NULL,
-                        "--precision fp8: %s has no FP8 tensor cores (no tflops_fp8 in the "
-                        "topology)", g.model);
-        goto done;
-    }
-    /* the tiers: for offloading, and for a pool's room (auto's DP buckets) */
-    if ((l.offload_opt || l.offload_act || cp_pool_present(t)) &&
-        (rc = cp_tiers_build(t, l.hosts, &tiers, e)))
+    if ((rc = cli_llm_open(L, r->model, r->topo, r->gpus, r->hosts, &m, &t, &l, &g, &tiers, e)))
         goto done;
     if ((rc = cp_groups_build(&G, t, &l, L->net_gbs, NULL, e)))
         goto done;

@@ -162,6 +162,14 @@ int cli_llm_machine(const char *path, int gpus, int hosts, cp_topo **t, cp_err *
 int cli_llm_resolve(const cli_llm *L, const cp_model *m, const cp_topo *t, int hosts,
                     const char *model, cp_layout *l, cp_err *e);
 
+/* What predict and plan both read for a layout: the model, one host of
+ * the topology (its first `gpus` GPUs, 0 all), the layout resolved on
+ * `hosts` copies, its GPU (FP8 refused without FP8 peaks) and its memory
+ * tiers where it offloads or the host shares a pool.  *m and *t are the
+ * caller's to free, on failure too (NULL when not loaded). */
+int cli_llm_open(const cli_llm *L, const char *model, const char *topo, int gpus, int hosts,
+                 cp_model **m, cp_topo **t, cp_layout *l, cp_gpu *g, cp_tiers *tiers, cp_err *e);
+
 /* The `parallel` object of one prediction (predict --json, search --json). */
 json_t *cli_llm_parallel_json(const cp_layout *l, const cp_llm_result *res);
 

@@ -15,10 +15,7 @@ static double bucket_params(const cp_layout *l)
     return b > 4e7 ? b : 4e7;
 }
 
-/* The DP group: data x context under Megatron (gradients are averaged over
- * both); the same group otherwise; the experts' gradients on the expert
- * data-parallel group. */
-static cp_group_kind dp_group(const cp_layout *l, int expert)
+cp_group_kind cp_dp_group(const cp_layout *l, int expert)
 {
     return expert ? CP_G_EDP : l->cp > 1 ? CP_G_DPCP : CP_G_DP;
 }
@@ -30,7 +27,7 @@ static double coll_ms(const cp_groups *G, const cp_layout *l, int expert, cp_com
                       double bytes, cp_coll_alg alg, int pool, const char **name)
 {
     cp_coll_alg used = CP_ALGS;
-    cp_group_kind k = dp_group(l, expert);
+    cp_group_kind k = cp_dp_group(l, expert);
     double us = -1, p = pool ? cp_groups_pool_us(G, k, op, bytes) : -1;
     if (pool != 1) {
         us = cp_groups_us(G, k, op, bytes, alg, &used);

@@ -61,6 +61,11 @@ double cp_dp_per_micro_ms(const cp_layout *l, const cp_groups *G, cp_coll_alg al
 
 void cp_dp_sync(const cp_dp_in *in, cp_dp_out *out);
 
+/* The group a layout's gradients synchronise on: data x context under
+ * Megatron (gradients are averaged over both), the same group otherwise;
+ * with `expert`, the experts' gradients' expert data-parallel group. */
+cp_group_kind cp_dp_group(const cp_layout *l, int expert);
+
 /* The optimizer step of a GPU holding `params` (after TP), ms (eq. D4). */
 double cp_dp_optimizer_ms(const cp_layout *l, const cp_gpu *g, double params);
 
